@@ -1,0 +1,1 @@
+"""Emitters: the model as text (bash, job_spec.json, docker command per shell, summary)."""

@@ -1,0 +1,207 @@
+"""The bash emitter: a Script or Payload as deterministic bash text, verified before it is returned.
+
+`emit(node)` is the one public entry; it dispatches on the node's type, one private method per
+node class, and ends in a loud default. Quoting is delegated to `scriptast.emitters.quote`.
+"""
+
+from __future__ import annotations
+
+from scriptast.docker import DockerRun
+from scriptast.emitters.lower import (
+    ArgvLines,
+    docker_option_lines,
+    run_lines,
+    srun_option_lines,
+)
+from scriptast.emitters.quote import bash_word, sbatch_value
+from scriptast.errors import UnsupportedError
+from scriptast.script import Script, Statement
+from scriptast.slurm import SbatchDirective, SrunStep
+from scriptast.statements import (
+    AndOr,
+    Assign,
+    Blank,
+    Command,
+    Comment,
+    Export,
+    For,
+    If,
+    Payload,
+    Redirect,
+    Unset,
+)
+from scriptast.words import Concat, Lit, Param, RawShell, Word
+
+INDENT = "    "
+
+
+def emit(node: Script | Payload, *, verify: bool = True) -> str:
+    """Bash text of a script or payload; with `verify`, read back and checked against the model."""
+    text = BashEmitter().emit(node)
+    if verify:
+        from scriptast.emitters.verify import verify_emitted
+
+        verify_emitted(text, node)
+    return text
+
+
+class BashEmitter:
+    """Writes model nodes as bash. Subclass to change a target's spelling, not with `if`s."""
+
+    def emit(self, node: Script | Payload) -> str:
+        match node:
+            case Script():
+                return self._script(node)
+            case Payload():
+                return self.payload_text(node)
+            case _:
+                raise TypeError(f"BashEmitter.emit cannot emit {type(node).__name__}")
+
+    def payload_text(self, payload: Payload) -> str:
+        """The payload's text as it goes, quoted, after `bash -c` (no trailing newline)."""
+        return "\n".join(self._statements(payload.body, 0))
+
+    def _script(self, script: Script) -> str:
+        lines = [script.shebang]
+        lines.extend(self._comment(c, 0) for c in script.header)
+        lines.extend(self.directive(d) for d in script.directives)
+        if script.directives or script.header:
+            lines.append("")
+        lines.extend(self._statements(script.body, 0))
+        return "\n".join(lines) + "\n"
+
+    def directive(self, directive: SbatchDirective) -> str:
+        if directive.value is None:
+            return f"#SBATCH --{directive.option}"
+        return f"#SBATCH --{directive.option}={sbatch_value(str(directive.value))}"
+
+    def _statements(self, statements: tuple[Statement, ...], depth: int) -> list[str]:
+        lines: list[str] = []
+        for statement in statements:
+            lines.extend(self.statement(statement, depth))
+        return lines
+
+    def statement(self, statement: Statement, depth: int) -> list[str]:
+        pad = INDENT * depth
+        match statement:
+            case Command():
+                return [pad + self.command(statement)]
+            case Assign():
+                return [pad + self.assignment(statement)]
+            case Export():
+                return [pad + self._export(statement)]
+            case Unset():
+                return [pad + " ".join(["unset", *(self.word(n) for n in statement.names)])]
+            case AndOr():
+                return [pad + self.and_or(statement)]
+            case If():
+                return self._if(statement, depth)
+            case For():
+                return self._for(statement, depth)
+            case Comment():
+                return [self._comment(statement, depth)]
+            case Blank():
+                return [""]
+            case SrunStep():
+                return self._argv_lines(self.srun_lines(statement), depth)
+            case DockerRun():
+                return self._argv_lines(self.docker_lines(statement), depth)
+            case _:
+                raise TypeError(f"BashEmitter has no rule for {type(statement).__name__}")
+
+    def srun_lines(self, step: SrunStep) -> ArgvLines:
+        payload = None if step.payload is None else self.payload_text(step.payload)
+        return srun_option_lines(step) + run_lines(step.command, payload)
+
+    def docker_lines(self, run: DockerRun) -> ArgvLines:
+        payload = None if run.payload is None else self.payload_text(run.payload)
+        return docker_option_lines(run) + run_lines(run.command, payload)
+
+    def _argv_lines(self, groups: ArgvLines, depth: int) -> list[str]:
+        pad = INDENT * depth
+        rendered = []
+        for index, group in enumerate(groups):
+            words = [
+                self.word(w, command_position=index == 0 and i == 0) for i, w in enumerate(group)
+            ]
+            rendered.append(" ".join(words))
+        text = (" \\\n" + pad + INDENT).join(rendered)
+        return [pad + text]
+
+    def command(self, command: Command) -> str:
+        pieces = [self.assignment(a) for a in command.assigns]
+        pieces.extend(self.word(w, command_position=i == 0) for i, w in enumerate(command.argv))
+        pieces.extend(self.redirect(r) for r in command.redirects)
+        return " ".join(pieces)
+
+    def redirect(self, redirect: Redirect) -> str:
+        fd = "" if redirect.fd is None else str(redirect.fd)
+        if redirect.op == ">&":
+            return f"{fd}>&{self.word(redirect.target)}"
+        return f"{fd}{redirect.op} {self.word(redirect.target)}"
+
+    def assignment(self, assign: Assign) -> str:
+        return f"{assign.name}={self.word(assign.value)}"
+
+    def _export(self, export: Export) -> str:
+        if export.value is None:
+            return f"export {export.name}"
+        return f"export {export.name}={self.word(export.value)}"
+
+    def and_or(self, node: AndOr) -> str:
+        left = self.command(node.left) if isinstance(node.left, Command) else self.and_or(node.left)
+        return f"{left} {node.op} {self.command(node.right)}"
+
+    def _condition(self, condition: Command | AndOr) -> str:
+        return self.command(condition) if isinstance(condition, Command) else self.and_or(condition)
+
+    def _if(self, node: If, depth: int) -> list[str]:
+        pad = INDENT * depth
+        lines = [f"{pad}if {self._condition(node.condition)}; then"]
+        lines.extend(self._statements(node.then, depth + 1))
+        if node.orelse:
+            lines.append(f"{pad}else")
+            lines.extend(self._statements(node.orelse, depth + 1))
+        lines.append(f"{pad}fi")
+        return lines
+
+    def _for(self, node: For, depth: int) -> list[str]:
+        pad = INDENT * depth
+        items = " ".join(self.word(w) for w in node.items)
+        lines = [f"{pad}for {node.var} in {items}; do"]
+        lines.extend(self._statements(node.body, depth + 1))
+        lines.append(f"{pad}done")
+        return lines
+
+    def _comment(self, comment: Comment, depth: int) -> str:
+        pad = INDENT * depth
+        return f"{pad}# {comment.text}".rstrip() if comment.text else f"{pad}#"
+
+    def word(self, word: Word, *, command_position: bool = False) -> str:
+        match word:
+            case Lit():
+                return bash_word(word.value, command_position=command_position)
+            case Param():
+                return self.param(word)
+            case RawShell():
+                return word.text
+            case Concat():
+                rendered = []
+                for index, part in enumerate(word.parts):
+                    if isinstance(part, Lit) and not part.value:
+                        continue
+                    rendered.append(
+                        self.word(part, command_position=command_position and index == 0)
+                    )
+                return "".join(rendered) or "''"
+            case _:
+                raise UnsupportedError(f"bash has no word form for {type(word).__name__}")
+
+    def param(self, param: Param) -> str:
+        if param.form == "prefix_names":
+            return f'"${{!{param.name}@}}"'
+        if param.form == "default":
+            return f'"${{{param.name}:-{param.default}}}"'
+        if len(param.name) == 1 and not param.name.isalpha():
+            return f'"${param.name}"'
+        return f'"${{{param.name}}}"'

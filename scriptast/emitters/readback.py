@@ -1,0 +1,230 @@
+"""Read emitted text back: bash words to literals and expansions, #SBATCH lines to argv.
+
+These readers are independent of the encoders in `quote`: they implement the shell's and
+sbatch's rules, so a quoting mistake shows up as a difference, not as a shared blind spot.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scriptast.errors import VerifyError
+from scriptast.words import SPECIAL_PARAMETERS, Lit, Param, RawShell, Word, WordPart, word_parts
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ANSI_SIMPLE = {
+    "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
+    "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+
+
+class _WordReader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.parts: list[WordPart] = []
+        self.literal: list[str] = []
+
+    def fail(self, reason: str) -> VerifyError:
+        return VerifyError(f"cannot read back word {self.text!r}: {reason} at offset {self.pos}")
+
+    def flush(self) -> None:
+        value = "".join(self.literal)
+        if value:
+            self.parts.append(Lit(value=value))
+        self.literal = []
+
+    def read(self) -> tuple[WordPart, ...]:
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == "\\":
+                if self.pos + 1 >= len(text):
+                    raise self.fail("trailing backslash")
+                if text[self.pos + 1] != "\n":
+                    self.literal.append(text[self.pos + 1])
+                self.pos += 2
+            elif char == "'":
+                end = text.find("'", self.pos + 1)
+                if end < 0:
+                    raise self.fail("unterminated single quote")
+                self.literal.append(text[self.pos + 1 : end])
+                self.pos = end + 1
+            elif char == "$" and text.startswith("$'", self.pos):
+                self.pos += 2
+                self._ansi_c()
+            elif char == '"':
+                self.pos += 1
+                self._double_quoted()
+            elif char == "$":
+                self._dollar()
+            elif char == "`":
+                raise self.fail("backquote substitution")
+            elif char.isspace() or char in ";&|<>()":
+                raise self.fail(f"unquoted {char!r}")
+            else:
+                self.literal.append(char)
+                self.pos += 1
+        self.flush()
+        return tuple(self.parts)
+
+    def _ansi_c(self) -> None:
+        text = self.text
+        while True:
+            if self.pos >= len(text):
+                raise self.fail("unterminated $'...'")
+            char = text[self.pos]
+            if char == "'":
+                self.pos += 1
+                return
+            if char != "\\":
+                self.literal.append(char)
+                self.pos += 1
+                continue
+            escape = text[self.pos + 1 : self.pos + 2]
+            if escape in _ANSI_SIMPLE:
+                self.literal.append(_ANSI_SIMPLE[escape])
+                self.pos += 2
+            elif escape == "x":
+                digits = re.match(r"[0-9A-Fa-f]{1,2}", text[self.pos + 2 :])
+                if not digits:
+                    raise self.fail("\\x without hex digits")
+                self.literal.append(chr(int(digits.group(), 16)))
+                self.pos += 2 + len(digits.group())
+            else:
+                raise self.fail(f"unsupported escape \\{escape}")
+
+    def _double_quoted(self) -> None:
+        text = self.text
+        while True:
+            if self.pos >= len(text):
+                raise self.fail("unterminated double quote")
+            char = text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return
+            if char == "\\" and text[self.pos + 1 : self.pos + 2] in ("$", "`", '"', "\\", "\n"):
+                if text[self.pos + 1] != "\n":
+                    self.literal.append(text[self.pos + 1])
+                self.pos += 2
+            elif char == "$":
+                self._dollar()
+            elif char == "`":
+                raise self.fail("backquote substitution")
+            else:
+                self.literal.append(char)
+                self.pos += 1
+
+    def _dollar(self) -> None:
+        text = self.text
+        following = text[self.pos + 1 : self.pos + 2]
+        if following == "{":
+            end = text.find("}", self.pos + 2)
+            if end < 0:
+                raise self.fail("unterminated ${")
+            self.flush()
+            self.parts.append(_param(text[self.pos + 2 : end], self))
+            self.pos = end + 1
+        elif following == "(":
+            raise self.fail("command substitution")
+        elif following and (following in SPECIAL_PARAMETERS or following.isdigit()):
+            self.flush()
+            self.parts.append(Param(name=following))
+            self.pos += 2
+        else:
+            match = _NAME.match(text, self.pos + 1)
+            if match:
+                self.flush()
+                self.parts.append(Param(name=match.group()))
+                self.pos = match.end()
+            else:
+                self.literal.append("$")
+                self.pos += 1
+
+
+def _param(inner: str, reader: _WordReader) -> Param:
+    if inner.startswith("!") and inner.endswith("@") and _NAME.fullmatch(inner[1:-1]):
+        return Param(name=inner[1:-1], form="prefix_names")
+    if ":-" in inner:
+        name, default = inner.split(":-", 1)
+        return Param(name=name, form="default", default=default)
+    if _NAME.fullmatch(inner) or inner in SPECIAL_PARAMETERS or inner.isdigit():
+        return Param(name=inner)
+    raise reader.fail(f"unsupported expansion ${{{inner}}}")
+
+
+def read_word(text: str) -> tuple[WordPart, ...]:
+    """The parts bash makes of one word's raw text: literals (quotes removed) and expansions."""
+    return _WordReader(text).read()
+
+
+def normalize(word: Word) -> tuple[WordPart, ...]:
+    """A model word as `read_word` would give it: empty literals dropped, neighbours merged."""
+    parts: list[WordPart] = []
+    for part in word_parts(word):
+        if isinstance(part, Lit):
+            if not part.value:
+                continue
+            if parts and isinstance(parts[-1], Lit):
+                parts[-1] = Lit(value=parts[-1].value + part.value)
+                continue
+        parts.append(part)
+    return tuple(parts)
+
+
+def has_raw_shell(word: Word) -> bool:
+    """True when a word holds unchecked raw shell text."""
+    return any(isinstance(part, RawShell) for part in word_parts(word))
+
+
+def literal_value(parts: tuple[WordPart, ...]) -> str:
+    """The text of read-back parts that are all literal (expansions read back as `$NAME`)."""
+    out = []
+    for part in parts:
+        if isinstance(part, Lit):
+            out.append(part.value)
+        elif isinstance(part, Param):
+            out.append(f"${{{part.name}}}")
+        else:
+            out.append(part.text)
+    return "".join(out)
+
+
+def sbatch_tokens(line: str) -> list[str]:
+    """Split the text after `#SBATCH` as sbatch does: whitespace separates, quotes group, a
+    backslash escapes the next character (inside quotes too), an unquoted `#` ends the line."""
+    tokens: list[str] = []
+    current: list[str] = []
+    in_token = False
+    quote: str | None = None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if char == "\\" and index + 1 < len(line):
+            current.append(line[index + 1])
+            in_token = True
+            index += 2
+            continue
+        if quote:
+            if char == quote:
+                quote = None
+            else:
+                current.append(char)
+        elif char in "\"'":
+            quote = char
+            in_token = True
+        elif char == "#":
+            break
+        elif char.isspace():
+            if in_token:
+                tokens.append("".join(current))
+                current, in_token = [], False
+        else:
+            current.append(char)
+            in_token = True
+        index += 1
+    if quote:
+        raise VerifyError(f"#SBATCH line {line!r} has an unterminated quote")
+    if in_token:
+        tokens.append("".join(current))
+    return tokens

@@ -1,0 +1,131 @@
+"""Parse an srun argv back into a typed SrunStep, to compare emitted steps with the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scriptast.errors import ModelError, VerifyError
+from scriptast.slurm import Mount, PyxisContainer, SrunOption, SrunStep
+from scriptast.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS
+from scriptast.words import Lit
+
+_SHORT: dict[str, tuple[str, bool | None]] = {
+    "-l": ("label", None),
+    "-N": ("nodes", True),
+    "-n": ("ntasks", True),
+}
+_SWITCHES = {
+    "container-mount-home": ("mount_home", True),
+    "no-container-mount-home": ("mount_home", False),
+    "container-remap-root": ("remap_root", True),
+    "no-container-remap-root": ("remap_root", False),
+    "container-entrypoint": ("entrypoint", True),
+    "no-container-entrypoint": ("entrypoint", False),
+    "container-writable": ("writable", True),
+    "container-readonly": ("writable", False),
+}
+_VALUE_FREE = FLAG_OPTIONS | set(_SWITCHES)
+
+
+def parse_mounts(text: str) -> tuple[Mount, ...]:
+    """`src:dst[:flags],...` as pyxis reads it."""
+    mounts = []
+    for entry in text.split(","):
+        pieces = entry.split(":")
+        if len(pieces) == 1:
+            pieces = [pieces[0], pieces[0]]
+        if len(pieces) not in (2, 3) or not all(pieces[:2]):
+            raise VerifyError(f"--container-mounts entry {entry!r} is not SRC:DST[:FLAGS]")
+        flags = tuple(pieces[2].split("+")) if len(pieces) == 3 else ()
+        mounts.append(Mount(source=pieces[0], target=pieces[1], flags=flags))
+    return tuple(mounts)
+
+
+def parse_srun(argv: list[str]) -> SrunStep:
+    """The SrunStep an srun argv stands for; its trailing command is kept as literal words."""
+    if not argv or argv[0] != "srun":
+        raise VerifyError(f"not an srun command: {argv[:1]}")
+    fields: dict[str, Any] = {"label": False}
+    container: dict[str, Any] = {}
+    extra: list[SrunOption] = []
+    index = 1
+    try:
+        while index < len(argv) and argv[index].startswith("-"):
+            word = argv[index]
+            index += 1
+            if word in _SHORT:
+                name, takes_value = _SHORT[word]
+                if takes_value is not None:
+                    if index >= len(argv):
+                        raise VerifyError(f"srun {word} needs a value")
+                    fields[name] = int(argv[index])
+                    index += 1
+                else:
+                    fields[name] = True
+                continue
+            if not word.startswith("--"):
+                raise VerifyError(f"srun option {word!r} is not one scriptast reads back")
+            name, equals, inline = word[2:].partition("=")
+            if name not in SRUN_OPTIONS:
+                raise VerifyError(f"--{name} is not an srun or pyxis option")
+            value: str | None = inline if equals else None
+            if value is None and name not in _VALUE_FREE and name != "exclusive":
+                if index >= len(argv):
+                    raise VerifyError(f"srun --{name} needs a value")
+                value = argv[index]
+                index += 1
+            _apply(name, value, fields, container, extra)
+        if index >= len(argv):
+            raise VerifyError("srun has no command to run")
+        if "image" not in container and container:
+            raise VerifyError("pyxis options given without --container-image")
+        if container:
+            fields["container"] = PyxisContainer(**container)
+        return SrunStep(
+            command=tuple(Lit(value=w) for w in argv[index:]), extra=tuple(extra), **fields
+        )
+    except (ModelError, ValueError) as error:
+        raise VerifyError(f"srun options do not read back: {error}") from None
+
+
+def _apply(
+    name: str,
+    value: str | None,
+    fields: dict[str, Any],
+    container: dict[str, Any],
+    extra: list[SrunOption],
+) -> None:
+    if name in _SWITCHES:
+        key, flag = _SWITCHES[name]
+        container[key] = flag
+    elif name in PYXIS_OPTIONS:
+        if value is None:
+            raise VerifyError(f"--{name} needs a value")
+        if name == "container-image":
+            container["image"] = value
+        elif name == "container-name":
+            base, _, name_flag = value.partition(":")
+            container["name"] = base
+            if name_flag:
+                container["name_flag"] = name_flag
+        elif name == "container-mounts":
+            container["mounts"] = parse_mounts(value)
+        elif name == "container-workdir":
+            container["workdir"] = value
+        elif name == "container-env":
+            container["env"] = tuple(value.split(","))
+        elif name == "container-save":
+            container["save"] = value
+    elif name in ("nodes", "ntasks", "ntasks-per-node"):
+        fields[name.replace("-", "_")] = int(value or "")
+    elif name in ("gres", "mpi"):
+        fields[name] = value
+    elif name == "kill-on-bad-exit":
+        fields["kill_on_bad_exit"] = value != "0"
+    elif name == "label":
+        fields["label"] = True
+    else:
+        parsed: str | int | None = value
+        if name in INT_OPTIONS and value is not None:
+            parsed = int(value)
+        extra.append(SrunOption(name=name, value=parsed))

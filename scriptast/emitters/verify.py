@@ -1,0 +1,279 @@
+"""The verifier: parse emitted bash with bashlex and check it says what the model says.
+
+Checks: the text parses (payloads too, recursively); no `#SBATCH` line after the first command;
+each directive reads back (by sbatch's tokenizer) as the model's; each command's words, read back
+from their raw text, equal the model's; each srun argv parses back into the model's step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from scriptast.docker import DockerRun
+from scriptast.emitters.bash import BashEmitter
+from scriptast.emitters.readback import (
+    has_raw_shell,
+    literal_value,
+    normalize,
+    read_word,
+    sbatch_tokens,
+)
+from scriptast.emitters.srun_argv import parse_srun
+from scriptast.errors import VerifyError
+from scriptast.script import Script, Statement
+from scriptast.slurm import SrunStep
+from scriptast.statements import (
+    AndOr,
+    Assign,
+    Blank,
+    Command,
+    Comment,
+    Export,
+    For,
+    If,
+    Payload,
+    Unset,
+)
+from scriptast.words import Lit, Word, WordPart, concat
+
+
+@dataclass(frozen=True)
+class _Expected:
+    words: tuple[Word, ...]
+    redirects: tuple[tuple[str, str, str], ...] = ()
+    payload: Payload | None = None
+    srun: SrunStep | None = None
+
+
+@dataclass(frozen=True)
+class _Actual:
+    words: tuple[str, ...]
+    redirects: tuple[tuple[str, str, str], ...]
+
+
+def verify_emitted(text: str, node: Script | Payload) -> None:
+    """Raise VerifyError unless `text` reads back as `node`."""
+    emitter = BashEmitter()
+    body = node.body
+    if isinstance(node, Script):
+        _check_directives(text, node, emitter)
+    expected: list[_Expected] = []
+    for statement in body:
+        expected.extend(_expected(statement, emitter))
+    actual = parse_commands(text)
+    if len(actual) != len(expected):
+        raise VerifyError(
+            f"emitted text has {len(actual)} commands where the model has {len(expected)}"
+        )
+    for want, got in zip(expected, actual, strict=True):
+        _compare(want, got, emitter)
+
+
+PARSE_SECONDS = 10
+
+
+class _ParseTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Bound a parse (bashlex loops on some inputs); only the main thread can set an alarm."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _ParseTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def parse_commands(text: str) -> list[_Actual]:
+    """Every simple command of `text` in source order, as raw word texts and redirects."""
+    import bashlex
+
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
+        return []
+    try:
+        with _time_limit(PARSE_SECONDS):
+            trees = bashlex.parse(text)
+    except _ParseTimeout:
+        raise VerifyError(f"bashlex did not finish parsing within {PARSE_SECONDS} s") from None
+    except Exception as error:
+        raise VerifyError(f"emitted text does not parse: {error}") from None
+    found: list[_Actual] = []
+    for tree in trees:
+        _collect(tree, text, found)
+    return found
+
+
+def _collect(node: Any, text: str, found: list[_Actual]) -> None:
+    kind = node.kind
+    if kind == "command":
+        words: list[str] = []
+        redirects: list[tuple[str, str, str]] = []
+        for part in node.parts:
+            if part.kind in ("word", "assignment"):
+                words.append(text[part.pos[0] : part.pos[1]])
+            elif part.kind == "redirect":
+                redirects.append(_redirect(part, text))
+            else:
+                raise VerifyError(f"unexpected {part.kind} in a command")
+        found.append(_Actual(tuple(words), tuple(redirects)))
+        return
+    if kind == "for":
+        items: list[str] = []
+        seen_in = False
+        for part in node.parts:
+            if part.kind == "reservedword" and part.word == "in":
+                seen_in = True
+            elif part.kind == "word" and seen_in:
+                items.append(text[part.pos[0] : part.pos[1]])
+            elif part.kind == "reservedword" and seen_in:
+                break
+        variable = next(p for p in node.parts if p.kind == "word")
+        found.append(_Actual(("for", variable.word, "in", *items), ()))
+    for child in getattr(node, "parts", []) or getattr(node, "list", []):
+        if kind == "for" and child.kind == "word":
+            continue
+        _collect(child, text, found)
+
+
+def _redirect(part: Any, text: str) -> tuple[str, str, str]:
+    fd = "" if part.input is None else str(part.input)
+    target = part.output
+    if isinstance(target, int):
+        return (fd, part.type, str(target))
+    return (fd, part.type, literal_value(read_word(text[target.pos[0] : target.pos[1]])))
+
+
+def _lit(value: str) -> Word:
+    return Lit(value=value)
+
+
+def _expected(statement: Statement, emitter: BashEmitter) -> list[_Expected]:
+    match statement:
+        case Command():
+            words = tuple(concat(f"{a.name}=", a.value) for a in statement.assigns)
+            redirects = tuple(
+                (
+                    "" if r.fd is None else str(r.fd),
+                    r.op,
+                    literal_value(normalize(r.target)),
+                )
+                for r in statement.redirects
+            )
+            return [_Expected(words + statement.argv, redirects)]
+        case Assign():
+            return [_Expected((concat(f"{statement.name}=", statement.value),))]
+        case Export():
+            if statement.value is None:
+                return [_Expected((_lit("export"), _lit(statement.name)))]
+            return [_Expected((_lit("export"), concat(f"{statement.name}=", statement.value)))]
+        case Unset():
+            return [_Expected((_lit("unset"), *statement.names))]
+        case AndOr():
+            left = statement.left
+            return [*_expected(left, emitter), *_expected(statement.right, emitter)]
+        case If():
+            found = _expected(statement.condition, emitter)
+            for inner in statement.then + statement.orelse:
+                found.extend(_expected(inner, emitter))
+            return found
+        case For():
+            head = (_lit("for"), _lit(statement.var), _lit("in"), *statement.items)
+            found = [_Expected(head)]
+            for inner in statement.body:
+                found.extend(_expected(inner, emitter))
+            return found
+        case Comment() | Blank():
+            return []
+        case SrunStep():
+            lines = emitter.srun_lines(statement)
+            return [_Expected(_flat(lines), payload=statement.payload, srun=statement)]
+        case DockerRun():
+            lines = emitter.docker_lines(statement)
+            return [_Expected(_flat(lines), payload=statement.payload)]
+        case _:
+            raise TypeError(f"verifier has no rule for {type(statement).__name__}")
+
+
+def _flat(lines: tuple[tuple[Word, ...], ...]) -> tuple[Word, ...]:
+    return tuple(word for line in lines for word in line)
+
+
+def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
+    if len(want.words) != len(got.words):
+        raise VerifyError(
+            f"command {got.words[:3]} reads back with {len(got.words)} words, "
+            f"the model has {len(want.words)}"
+        )
+    read: list[tuple[WordPart, ...]] = []
+    for model_word, raw in zip(want.words, got.words, strict=True):
+        if has_raw_shell(model_word):
+            if emitter.word(model_word) != raw:
+                raise VerifyError(f"raw shell word {raw!r} is not what the model holds")
+            read.append(normalize(model_word))
+            continue
+        parts = read_word(raw)
+        if parts != normalize(model_word):
+            raise VerifyError(
+                f"word {raw!r} reads back as {parts!r}, not {normalize(model_word)!r}"
+            )
+        read.append(parts)
+    if want.redirects != got.redirects:
+        raise VerifyError(f"redirects {got.redirects} differ from the model's {want.redirects}")
+    if want.srun is not None:
+        argv = [literal_value(parts) for parts in read]
+        parsed = parse_srun(argv)
+        expected = msgspec.structs.replace(want.srun, payload=None, command=parsed.command)
+        if parsed != expected:
+            raise VerifyError(f"srun step reads back as {parsed!r}, not {expected!r}")
+    if want.payload is not None:
+        payload_text = literal_value(read[-1])
+        if payload_text != emitter.payload_text(want.payload):
+            raise VerifyError("a payload does not read back as the text emitted for it")
+        verify_emitted(payload_text, want.payload)
+
+
+def _check_directives(text: str, script: Script, emitter: BashEmitter) -> None:
+    lines = text.split("\n")
+    first_command: int | None = None
+    directive_lines: list[tuple[int, str]] = []
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if number == 0 and stripped.startswith("#!"):
+            continue
+        if stripped.startswith("#SBATCH"):
+            directive_lines.append((number, stripped))
+        elif stripped and not stripped.startswith("#") and first_command is None:
+            first_command = number
+    late = [n + 1 for n, _ in directive_lines if first_command is not None and n > first_command]
+    if late:
+        raise VerifyError(
+            f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
+        )
+    want = [emitter.directive(d) for d in script.directives]
+    got = [line for _, line in directive_lines]
+    if [sbatch_tokens(line[len("#SBATCH") :]) for line in got] != [
+        _directive_tokens(d.option, d.value) for d in script.directives
+    ]:
+        raise VerifyError(f"#SBATCH lines {got} do not read back as the model's {want}")
+
+
+def _directive_tokens(option: str, value: str | int | None) -> list[str]:
+    return [f"--{option}" if value is None else f"--{option}={value}"]

@@ -1,0 +1,204 @@
+"""The Slurm pieces of a script: `#SBATCH` directives, pyxis containers and mounts, srun steps."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Literal
+
+from scriptast.errors import ModelError
+from scriptast.node import IDENTIFIER, Node, check_single_line
+from scriptast.slurm_options import (
+    FLAG_OPTIONS,
+    INT_OPTIONS,
+    PYXIS_OPTIONS,
+    SBATCH_OPTIONS,
+    SRUN_OPTIONS,
+    check_gres,
+    check_mpi_plugin,
+    check_positive,
+)
+from scriptast.slurm_time import parse_time_limit
+from scriptast.statements import Payload
+from scriptast.words import Word
+
+MOUNT_FLAGS = frozenset(
+    [
+        "ro",
+        "rw",
+        "x-create=dir",
+        "x-create=file",
+        "x-create=auto",
+        "x-detach",
+        "rbind",
+        "bind",
+        "nosuid",
+        "nodev",
+        "noexec",
+        "private",
+        "rprivate",
+        "slave",
+        "rslave",
+        "shared",
+        "rshared",
+    ]
+)
+NAME_FLAGS = ("auto", "create", "exec", "no_exec")
+
+
+def _check_option_value(option: str, value: str | int | None, where: str) -> None:
+    if option in FLAG_OPTIONS:
+        if value is not None:
+            raise ModelError(f"{where} --{option} is a flag and takes no value")
+        return
+    if option in INT_OPTIONS:
+        if not isinstance(value, int):
+            raise ModelError(f"{where} --{option} needs an integer >= 1, got {value!r}")
+        check_positive(value, f"{where} --{option}")
+        return
+    if value is None:
+        if option == "exclusive":
+            return
+        raise ModelError(f"{where} --{option} needs a value")
+    text = str(value)
+    check_single_line(text, f"{where} --{option} value")
+    if option == "time":
+        parse_time_limit(text)
+    elif option == "gres":
+        check_gres(text)
+    elif option == "mpi":
+        check_mpi_plugin(text)
+
+
+class SbatchDirective(Node, frozen=True, kw_only=True, tag="sbatch"):
+    """One `#SBATCH --option[=value]` line; the option is checked against sbatch's own list.
+
+    Integers (`nodes`, `ntasks`, ...) must be >= 1, `time` a Slurm time limit, `gres`
+    `name[:type]:N`.
+    """
+
+    option: str
+    value: str | int | None = None
+
+    def __post_init__(self) -> None:
+        if self.option not in SBATCH_OPTIONS:
+            raise ModelError(f"--{self.option} is not an sbatch option")
+        if isinstance(self.value, str) and "hetjob" in self.value:
+            raise ModelError(f"#SBATCH --{self.option} value must not contain 'hetjob'")
+        _check_option_value(self.option, self.value, "#SBATCH")
+
+
+class SrunOption(Node, frozen=True, kw_only=True, tag="srun_option"):
+    """Any other srun option, `--name[=value]`, checked against srun's option list."""
+
+    name: str
+    value: str | int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in SRUN_OPTIONS or self.name in PYXIS_OPTIONS:
+            raise ModelError(
+                f"--{self.name} is not an srun option here"
+                + (" (use the step's container)" if self.name in PYXIS_OPTIONS else "")
+            )
+        if self.name in _TYPED_SRUN_FIELDS:
+            raise ModelError(f"--{self.name} is a typed field of SrunStep; set it there")
+        _check_option_value(self.name, self.value, "srun")
+
+
+_TYPED_SRUN_FIELDS = frozenset(
+    {"nodes", "ntasks", "ntasks-per-node", "mpi", "gres", "kill-on-bad-exit", "label"}
+)
+
+
+class Mount(Node, frozen=True, kw_only=True, tag="mount"):
+    """A pyxis bind mount `source:target[:flag+flag]`; both paths absolute."""
+
+    source: str
+    target: str
+    flags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for what, path in (("source", self.source), ("target", self.target)):
+            if not posixpath.isabs(path):
+                raise ModelError(f"mount {what} {path!r} must be an absolute path")
+        for flag in self.flags:
+            if flag not in MOUNT_FLAGS:
+                raise ModelError(f"mount flag {flag!r} is not one of {sorted(MOUNT_FLAGS)}")
+
+    def covers(self, path: str) -> bool:
+        """True when `path` on the host lies inside this mount's source."""
+        source = self.source.rstrip("/") or "/"
+        return path == source or path.startswith(source + "/") or source == "/"
+
+
+class PyxisContainer(Node, frozen=True, kw_only=True, tag="pyxis"):
+    """The pyxis options of one srun step.
+
+    `image` is written as given (the builders pass enroot's `registry#path:tag` form);
+    `env` holds variable NAMES that pyxis passes into the container.
+    """
+
+    image: str
+    mounts: tuple[Mount, ...] = ()
+    name: str | None = None
+    name_flag: Literal["auto", "create", "exec", "no_exec"] | None = None
+    workdir: str | None = None
+    env: tuple[str, ...] = ()
+    mount_home: bool | None = None
+    remap_root: bool | None = None
+    writable: bool | None = None
+    entrypoint: bool | None = None
+    save: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.image or any(c.isspace() for c in self.image):
+            raise ModelError(f"container image {self.image!r} must be non-empty, without spaces")
+        if self.name is not None and (not self.name or set(self.name) & set(":, \t\n")):
+            raise ModelError(
+                f"container name {self.name!r} must be non-empty, without : , or space"
+            )
+        if self.name_flag is not None and self.name is None:
+            raise ModelError("a container name flag needs a container name")
+        if self.workdir is not None and not posixpath.isabs(self.workdir):
+            raise ModelError(f"container workdir {self.workdir!r} must be an absolute path")
+        for name in self.env:
+            if not IDENTIFIER.match(name):
+                raise ModelError(f"container env entry {name!r} must be a variable NAME")
+        if self.save is not None and not posixpath.isabs(self.save):
+            raise ModelError(f"container save path {self.save!r} must be absolute")
+
+
+class SrunStep(Node, frozen=True, kw_only=True, tag="srun"):
+    """One `srun` job step: typed options, an optional pyxis container, and what it runs.
+
+    Exactly one of `payload` (run as `bash -c '<payload>'`) and `command` (argv) is set.
+    """
+
+    payload: Payload | None = None
+    command: tuple[Word, ...] = ()
+    label: bool = True
+    nodes: int | None = None
+    ntasks: int | None = None
+    ntasks_per_node: int | None = None
+    gres: str | None = None
+    mpi: str | None = None
+    kill_on_bad_exit: bool | None = None
+    extra: tuple[SrunOption, ...] = ()
+    container: PyxisContainer | None = None
+
+    def __post_init__(self) -> None:
+        if (self.payload is None) == (not self.command):
+            raise ModelError("an srun step runs exactly one of a payload or a command")
+        for what, number in (
+            ("--nodes", self.nodes),
+            ("--ntasks", self.ntasks),
+            ("--ntasks-per-node", self.ntasks_per_node),
+        ):
+            if number is not None:
+                check_positive(number, f"srun {what}")
+        if self.gres is not None:
+            check_gres(self.gres)
+        if self.mpi is not None:
+            check_mpi_plugin(self.mpi)
+        names = [option.name for option in self.extra]
+        if len(names) != len(set(names)):
+            raise ModelError(f"srun options repeat: {names}")

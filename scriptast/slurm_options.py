@@ -1,0 +1,211 @@
+"""The option names sbatch, srun and pyxis accept (Slurm 22.05), and the value checks they share."""
+
+from __future__ import annotations
+
+import re
+
+from scriptast.errors import ModelError
+
+COMMON_OPTIONS = frozenset(
+    [
+        "account",
+        "acctg-freq",
+        "batch",
+        "bb",
+        "bbf",
+        "begin",
+        "chdir",
+        "cluster-constraint",
+        "clusters",
+        "comment",
+        "constraint",
+        "container",
+        "contiguous",
+        "core-spec",
+        "cores-per-socket",
+        "cpu-freq",
+        "cpus-per-gpu",
+        "cpus-per-task",
+        "deadline",
+        "delay-boot",
+        "dependency",
+        "distribution",
+        "error",
+        "exclude",
+        "exclusive",
+        "export",
+        "extra-node-info",
+        "get-user-env",
+        "gid",
+        "gpu-bind",
+        "gpu-freq",
+        "gpus",
+        "gpus-per-node",
+        "gpus-per-socket",
+        "gpus-per-task",
+        "gres",
+        "gres-flags",
+        "hint",
+        "hold",
+        "input",
+        "job-name",
+        "kill-on-invalid-dep",
+        "licenses",
+        "mail-type",
+        "mail-user",
+        "mcs-label",
+        "mem",
+        "mem-bind",
+        "mem-per-cpu",
+        "mem-per-gpu",
+        "mincpus",
+        "network",
+        "nice",
+        "no-kill",
+        "nodefile",
+        "nodelist",
+        "nodes",
+        "ntasks",
+        "ntasks-per-core",
+        "ntasks-per-gpu",
+        "ntasks-per-node",
+        "ntasks-per-socket",
+        "open-mode",
+        "output",
+        "overcommit",
+        "oversubscribe",
+        "partition",
+        "power",
+        "priority",
+        "profile",
+        "propagate",
+        "qos",
+        "quiet",
+        "reboot",
+        "reservation",
+        "signal",
+        "sockets-per-node",
+        "spread-job",
+        "switches",
+        "thread-spec",
+        "threads-per-core",
+        "time",
+        "time-min",
+        "tmp",
+        "uid",
+        "use-min-nodes",
+        "verbose",
+        "wckey",
+    ]
+)
+SBATCH_ONLY = frozenset(
+    [
+        "array",
+        "export-file",
+        "ignore-pbs",
+        "no-requeue",
+        "parsable",
+        "requeue",
+        "test-only",
+        "wait",
+        "wait-all-nodes",
+        "wrap",
+    ]
+)
+SRUN_ONLY = frozenset(
+    [
+        "cpu-bind",
+        "epilog",
+        "exact",
+        "het-group",
+        "immediate",
+        "jobid",
+        "kill-on-bad-exit",
+        "label",
+        "mpi",
+        "multi-prog",
+        "no-allocate",
+        "overlap",
+        "prolog",
+        "pty",
+        "quit-on-interrupt",
+        "relative",
+        "resv-ports",
+        "send-libs",
+        "slurmd-debug",
+        "task-epilog",
+        "task-prolog",
+        "test-only",
+        "unbuffered",
+        "wait",
+    ]
+)
+PYXIS_OPTIONS = frozenset(
+    [
+        "container-image",
+        "container-mounts",
+        "container-workdir",
+        "container-name",
+        "container-save",
+        "container-mount-home",
+        "no-container-mount-home",
+        "container-remap-root",
+        "no-container-remap-root",
+        "container-entrypoint",
+        "no-container-entrypoint",
+        "container-writable",
+        "container-readonly",
+        "container-env",
+    ]
+)
+SBATCH_OPTIONS = COMMON_OPTIONS | SBATCH_ONLY | PYXIS_OPTIONS
+SRUN_OPTIONS = COMMON_OPTIONS | SRUN_ONLY | PYXIS_OPTIONS
+
+INT_OPTIONS = frozenset(
+    {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "ntasks-per-gpu", "mincpus"}
+)
+FLAG_OPTIONS = frozenset(
+    [
+        "contiguous",
+        "hold",
+        "no-requeue",
+        "overcommit",
+        "parsable",
+        "quiet",
+        "requeue",
+        "test-only",
+        "use-min-nodes",
+        "verbose",
+        "wait",
+        "label",
+        "unbuffered",
+        "overlap",
+        "exact",
+        "no-kill",
+    ]
+)
+GRES = re.compile(r"[a-z][a-z0-9_]*(?::[A-Za-z0-9_.-]+)?:([0-9]+)\Z")
+MPI_PLUGIN = re.compile(r"(none|pmi2|cray_shasta|pmix(?:_v[0-9]+)?)\Z")
+
+
+def check_gres(value: str) -> None:
+    """Raise ModelError unless value is `name[:type]:N` with N >= 1, e.g. `gpu:4`."""
+    match = GRES.match(value)
+    if not match or int(match.group(1)) < 1:
+        raise ModelError(
+            f"gres {value!r} is not of the form name[:type]:N with N >= 1 (e.g. gpu:4)"
+        )
+
+
+def check_mpi_plugin(value: str) -> None:
+    """Raise ModelError unless value names an srun MPI plugin."""
+    if not MPI_PLUGIN.match(value):
+        raise ModelError(
+            f"mpi plugin {value!r} is not one of none, pmi2, cray_shasta, pmix, pmix_vN"
+        )
+
+
+def check_positive(value: int, what: str) -> None:
+    """Raise ModelError unless value >= 1."""
+    if isinstance(value, bool) or value < 1:
+        raise ModelError(f"{what} must be an integer >= 1, got {value!r}")
