@@ -1,23 +1,43 @@
-"""The scriptast command line: thin typer commands over the builders and emitters."""
+"""The scriptast command line: thin typer commands over the pipeline, builders and emitters."""
 
 from __future__ import annotations
 
+import inspect
 import sys
-from enum import Enum
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, NoReturn
 
 import typer
+
+from scriptast.cli_fields import OUTPUT, request_parameters, split_flags
 
 app = typer.Typer(
     name="scriptast",
     help="Write verified Slurm/pyxis scripts and docker commands for TensorRT-LLM jobs.",
     no_args_is_help=True,
-    add_completion=True,
     pretty_exceptions_enable=False,
 )
+emit_app = typer.Typer(
+    help="Resolve a job request and write its script and job_spec.json into work_dir.",
+    pretty_exceptions_enable=False,
+)
+app.add_typer(emit_app, name="emit")
+
+WORKFLOWS = {
+    "pytest": ("pytest", "Category 2: run a pytest test id on one node."),
+    "eval": ("eval", "Category 5: run trtllm-eval (single node, always under --mpi)."),
+    "bench": ("bench", "Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'."),
+    "custom": ("custom", "Category 3: any command or script, with slurm_run_custom.sh."),
+    "perf-sanity": ("perf_sanity", "Category 4: run the repo's submit.py on a perf config."),
+}
 
 
-class SchemaName(str, Enum):
-    model = "model"
+def fail(message: str, code: int = 1) -> NoReturn:
+    """`error: <message>` on stderr and exit."""
+    sys.stderr.write(f"error: {message}\n")
+    raise typer.Exit(code)
 
 
 def _version(value: bool) -> None:
@@ -37,16 +57,139 @@ def main_callback(
     """Write verified Slurm/pyxis scripts and docker commands for TensorRT-LLM jobs."""
 
 
+def _output(flag: str, help_text: str) -> Any:
+    return typer.Option(
+        None if flag == "--request" else False, flag, help=help_text, rich_help_panel=OUTPUT
+    )
+
+
+_OUTPUT_OPTIONS: tuple[tuple[str, type, Any], ...] = (
+    ("request", str, _output("--request", "Request file (JSON, TOML or YAML); '-' reads stdin.")),
+    ("stdout", bool, _output("--stdout", "Print the script instead of writing files.")),
+    ("explain", bool, _output("--explain", "Print where every value came from (on stderr).")),
+    ("debug", bool, _output("--debug", "Show a traceback on errors.")),
+)
+
+
+def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
+    from scriptast.builders.request import build_request, read_request_file
+    from scriptast.errors import ScriptastError
+
+    debug = bool(values.get("debug"))
+    try:
+        file_fields = None
+        origin = "the flags"
+        if values.get("request"):
+            path = values["request"]
+            text = sys.stdin.read() if path == "-" else None
+            file_fields = read_request_file(path if path != "-" else "stdin.json", text)
+            origin = f"request file {path}"
+        flags = split_flags(values)
+        if workflow is not None:
+            given = flags.get("workflow_type") or (file_fields or {}).get("workflow_type")
+            if given and given != workflow:
+                fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
+            flags["workflow_type"] = workflow
+        request = build_request(file_fields, flags, origin=origin)
+        from scriptast.pipeline import generate, write_outputs
+
+        output = generate(request)
+        if values.get("explain"):
+            sys.stderr.write(output.job.explain())
+        for warning in output.warnings:
+            sys.stderr.write(f"warning: {warning}\n")
+        if values.get("stdout"):
+            main = next(f for f in output.files if f.path == output.main_script)
+            sys.stdout.write(main.text)
+            return
+        write_outputs(output)
+        sys.stdout.write(output.summary)
+    except ScriptastError as error:
+        if debug:
+            raise
+        fail(str(error))
+
+
+def _command(workflow: str | None) -> Callable[..., None]:
+    def handler(**values: Any) -> None:
+        _run_emit(workflow, values)
+
+    skip = ("workflow_type",) if workflow else ()
+    parameters = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=t | None)
+        for n, t, d in _OUTPUT_OPTIONS
+    ]
+    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        parameters + request_parameters(skip)
+    )
+    return handler
+
+
+def _emit_group(ctx: typer.Context, **values: Any) -> None:
+    if ctx.invoked_subcommand is None:
+        _run_emit(None, values)
+
+
+_emit_group.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        *inspect.signature(_command(None)).parameters.values(),
+    ]
+)
+emit_app.callback(invoke_without_command=True)(_emit_group)
+
+for _name, (_workflow, _help) in WORKFLOWS.items():
+    emit_app.command(name=_name, help=_help)(_command(_workflow))
+
+
+class SchemaName(StrEnum):
+    model = "model"
+    request = "request"
+    job_spec = "job-spec"
+    slurm_env = "slurm-env"
+
+
 @app.command()
 def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")) -> None:
     """Print a JSON Schema derived from scriptast's types."""
     import msgspec
 
+    from scriptast.builders.job_spec import JobSpec
+    from scriptast.builders.request import Request
+    from scriptast.builders.slurm_env import SlurmEnv
     from scriptast.script import Script
 
-    types = {SchemaName.model: Script}
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(types[name]))).decode())
-    sys.stdout.write("\n")
+    types: dict[SchemaName, type] = {
+        SchemaName.model: Script,
+        SchemaName.request: Request,
+        SchemaName.job_spec: JobSpec,
+        SchemaName.slurm_env: SlurmEnv,
+    }
+    schema_json = msgspec.json.encode(msgspec.json.schema(types[name]))
+    sys.stdout.write(msgspec.json.format(schema_json, indent=2).decode() + "\n")
+
+
+@app.command()
+def verify(
+    files: list[Path] = typer.Argument(..., help="Scripts to check."),
+) -> None:
+    """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
+    from scriptast.emitters.lint import lint_text
+
+    failed = False
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            fail(f"cannot read {path}: {error.strerror}")
+        report = lint_text(text, context=str(path))
+        for finding in report.findings:
+            failed = True
+            sys.stderr.write(f"{finding.where}: {finding.message}\n")
+        if not report.findings:
+            sys.stdout.write(f"{path}: ok\n")
+    if failed:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -81,7 +81,7 @@ def _single_quoted(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-_SIMPLE_BRACED = re.compile(r"\$\{[A-Za-z0-9_#?@*!:/%-]*\}")
+_SIMPLE_BRACED = re.compile(r"\$\{[A-Za-z0-9_#?@*!:/%\[\]-]*\}")
 
 
 def _confuses_bashlex(value: str) -> bool:

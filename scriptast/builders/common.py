@@ -1,0 +1,179 @@
+"""Pieces every Slurm category shares: header directives, preamble, container, install step,
+MPI-environment clearing, user commands as statements, and exit-code capture."""
+
+from __future__ import annotations
+
+import posixpath
+
+from scriptast.builders.job import ResolvedJob, UserCommand
+from scriptast.script import Statement
+from scriptast.slurm import PyxisContainer, SbatchDirective, SrunStep
+from scriptast.statements import (
+    AndOr,
+    Assign,
+    Command,
+    Export,
+    For,
+    If,
+    Payload,
+    Redirect,
+    ShellStatement,
+    Unset,
+    cmd,
+)
+from scriptast.words import Lit, Param, Word, concat
+
+MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
+"""Variable-name prefixes of the MPI/PMI/PMIx and Slurm step environment (`PMI` covers `PMIX`)."""
+STRICT = ("set", "-euo", "pipefail")
+
+
+def directives(job: ResolvedJob) -> tuple[SbatchDirective, ...]:
+    """The `#SBATCH` header of a Category 2, 3, 5 or 6 script."""
+    slurm = job.slurm
+    assert slurm is not None
+    log = posixpath.join(job.log_dir, job.job_name)
+    found = [
+        SbatchDirective(option="job-name", value=job.job_name),
+        SbatchDirective(option="output", value=f"{log}_%j.out"),
+        SbatchDirective(option="error", value=f"{log}_%j.err"),
+        SbatchDirective(option="nodes", value=slurm.nodes),
+        SbatchDirective(option="ntasks", value=slurm.ntasks),
+        SbatchDirective(option="ntasks-per-node", value=slurm.ntasks_per_node),
+    ]
+    if slurm.gres:
+        found.append(SbatchDirective(option="gres", value=slurm.gres))
+    found += [
+        SbatchDirective(option="time", value=slurm.time_limit),
+        SbatchDirective(option="partition", value=slurm.partition),
+        SbatchDirective(option="account", value=slurm.account),
+    ]
+    return tuple(found)
+
+
+def _env(name: str) -> Param:
+    return Param(name=name, form="default")
+
+
+def preamble() -> tuple[Statement, ...]:
+    """`set -euo pipefail` and the job's identity on stdout."""
+    return (
+        cmd(*STRICT),
+        cmd("echo", concat("Job ID: ", _env("SLURM_JOB_ID"))),
+        cmd("echo", concat("Submit host: ", _env("SLURM_SUBMIT_HOST"))),
+        cmd("echo", concat("Nodes: ", _env("SLURM_JOB_NODELIST"))),
+        cmd("echo", concat("Tasks: ", _env("SLURM_NTASKS"))),
+    )
+
+
+def container(job: ResolvedJob) -> PyxisContainer:
+    """The pyxis container every step of the job runs in."""
+    return PyxisContainer(
+        image=job.image_enroot,
+        name=job.job_name,
+        mounts=job.mounts,
+        workdir=job.project_path,
+    )
+
+
+def install_commands(job: ResolvedJob, eval_requirements: bool) -> tuple[Command, ...]:
+    """`cd <project>`, `pip install -e .`, the dev (and eval) requirements."""
+    found = [
+        cmd("cd", job.project_path),
+        cmd("pip", "install", "-e", "."),
+        cmd("pip", "install", "-r", "requirements-dev.txt"),
+    ]
+    if eval_requirements:
+        found.append(cmd("pip", "install", "-r", "examples/trtllm-eval/requirements.txt"))
+    return tuple(found)
+
+
+def install_step(job: ResolvedJob) -> tuple[Statement, ...]:
+    """The install step (one task), or nothing when install is off."""
+    if not job.install:
+        return ()
+    return (
+        SrunStep(
+            ntasks=1,
+            ntasks_per_node=1,
+            kill_on_bad_exit=True,
+            container=container(job),
+            payload=Payload(body=(cmd(*STRICT), *install_commands(job, job.eval_requirements))),
+        ),
+    )
+
+
+def clear_mpi_env(keep: tuple[str, ...]) -> For:
+    """Unset every PMI*, PMIX*, MPI*, OMPI* and SLURM* variable except those in `keep`.
+
+    >>> clear_mpi_env(("SLURM_PROCID",))   # emits:
+    for mpi_var in "${!PMI@}" "${!MPI@}" "${!OMPI@}" "${!SLURM@}"; do
+        if [ "${mpi_var}" != SLURM_PROCID ]; then
+            unset "${mpi_var}"
+        ...
+    """
+    name = Param(name="mpi_var")
+    tests = [cmd("[", name, "!=", kept, "]") for kept in keep]
+    condition: Command | AndOr = tests[0]
+    for test in tests[1:]:
+        condition = AndOr(op="&&", left=condition, right=test)
+    return For(
+        var="mpi_var",
+        items=tuple(Param(name=prefix, form="prefix_names") for prefix in MPI_PREFIXES),
+        body=(If(condition=condition, then=(Unset(names=(name,)),)),),
+    )
+
+
+def run_command(command: UserCommand, prefix: tuple[str, ...] = ()) -> Command:
+    """A user command: typed argv when plain, else `bash -c '<text>'` (parsed once, intact)."""
+    if command.argv is None:
+        return cmd(*prefix, "bash", "-c", command.text)
+    redirects = tuple(_redirect(symbol, target) for symbol, target in command.redirects)
+    return Command(argv=tuple(Lit(value=w) for w in (*prefix, *command.argv)), redirects=redirects)
+
+
+def _redirect(symbol: str, target: str) -> Redirect:
+    fd = int(symbol[0]) if symbol[0].isdigit() else None
+    op = symbol[1:] if fd is not None else symbol
+    assert op in (">", ">>", "<", ">&")
+    return Redirect(op=op, target=Lit(value=target), fd=fd)  # type: ignore[arg-type]
+
+
+def with_launcher(command: UserCommand, world_size: int) -> tuple[str, ...]:
+    """`trtllm-llmapi-launch` goes first when world_size > 1 and the command lacks it."""
+    if world_size <= 1:
+        return ()
+    words = command.argv or ()
+    if words and posixpath.basename(words[0]) == "trtllm-llmapi-launch":
+        return ()
+    if command.argv is None and "trtllm-llmapi-launch" in command.text:
+        return ()
+    return ("trtllm-llmapi-launch",)
+
+
+def exit_capture(step: Statement, label: str) -> tuple[Statement, ...]:
+    """Run the last step without errexit, echo its exit code, and exit with it."""
+    code = Param(name="rc")
+    return (
+        cmd("set", "+e"),
+        step,
+        Assign(name="rc", value=Param(name="?")),
+        cmd("set", "-e"),
+        cmd("echo", concat(f"{label} finished with exit code ", code)),
+        cmd("exit", code),
+    )
+
+
+def models_root_export(job: ResolvedJob) -> Export:
+    """`export LLM_MODELS_ROOT=<llm_models_root>`."""
+    return Export(name="LLM_MODELS_ROOT", value=Lit(value=job.llm_models_root))
+
+
+def payload(*statements: ShellStatement) -> Payload:
+    """A step payload that starts strict."""
+    return Payload(body=(cmd(*STRICT), *statements))
+
+
+def words_of(*values: str) -> tuple[Word, ...]:
+    """Literal words."""
+    return tuple(Lit(value=v) for v in values)

@@ -1,0 +1,81 @@
+"""The container image: the caller's, or the repo's image-tags properties key for the arch;
+canonical `registry/path:tag` for job_spec and docker, enroot's `registry#path:tag` for pyxis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scriptast.errors import ResolveError
+
+ARCH_KEYS = {"aarch64": "LLM_SBSA_DOCKER_IMAGE", "x86_64": "LLM_DOCKER_IMAGE"}
+PROPERTIES = "jenkins/current_image_tags.properties"
+
+
+@dataclass(frozen=True)
+class Image:
+    """Both spellings of the image, and where it came from."""
+
+    canonical: str
+    enroot: str
+    source: str
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Plain `KEY=VALUE` lines; `#` and `!` start comments; the first `=` or `:` separates."""
+    values: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#!":
+            continue
+        separator = min((i for i in (stripped.find("="), stripped.find(":")) if i > 0), default=-1)
+        if separator < 0:
+            continue
+        values[stripped[:separator].strip()] = stripped[separator + 1 :].strip()
+    return values
+
+
+def _is_registry(component: str) -> bool:
+    return "." in component or ":" in component or component == "localhost"
+
+
+def canonical_form(image: str) -> str:
+    """`registry#path:tag` -> `registry/path:tag`; canonical input is kept."""
+    return image.replace("#", "/", 1) if "#" in image else image
+
+
+def enroot_form(image: str) -> str:
+    """`registry/path:tag` -> `registry#path:tag` (pyxis needs the `#` for a registry host)."""
+    if "#" in image:
+        return image
+    head, slash, rest = image.partition("/")
+    if slash and _is_registry(head):
+        return f"{head}#{rest}"
+    return image
+
+
+def resolve_image(container_image: str | None, repo_root: str, arch: str) -> Image:
+    """Step 1: `container_image` wins, else the properties key for `arch`."""
+    if container_image:
+        image = container_image.strip()
+        return Image(canonical_form(image), enroot_form(image), "input container_image")
+    key = ARCH_KEYS.get(arch)
+    if key is None:
+        raise ResolveError(
+            f"no image key for arch {arch!r} (known: {', '.join(ARCH_KEYS)}); "
+            "pass --container-image"
+        )
+    jenkins = Path(repo_root) / "jenkins"
+    main = Path(repo_root) / PROPERTIES
+    candidates = [main] if main.is_file() else sorted(jenkins.glob("**/*.properties"))
+    for path in candidates:
+        value = read_properties(path).get(key)
+        if value:
+            return Image(
+                canonical_form(value), enroot_form(value), f"properties key {key} in {path}"
+            )
+    where = str(main) if main.is_file() else f"{main} (absent) or any *.properties under {jenkins}"
+    raise ResolveError(
+        f"no docker image: key {key} (arch {arch}) not found in {where}; "
+        "pass --container-image or add the key"
+    )

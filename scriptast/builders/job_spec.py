@@ -1,0 +1,107 @@
+"""job_spec.json as a type (the seed's Step 5 fields, exactly) and its builder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from scriptast.builders.job import ResolvedJob
+from scriptast.builders.request import ExecutionScenario
+
+PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "pytest": (("passed",), ("FAILED", "ERROR")),
+    "eval": (("accuracy:", "score:"), ("AssertionError", "Error")),
+    "bench": (("token/s", "throughput"), ("Error", "Traceback")),
+    "perf_sanity": (("8_done_",), ("FAILED", "Error")),
+    "custom": ((), ("Error", "Traceback")),
+}
+
+
+class SlurmParamsSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """job_spec.slurm_params."""
+
+    partition: str
+    account: str
+    time_limit: str
+    nodes: int
+    ntasks: int
+    ntasks_per_node: int
+    gpus_per_node: int | None
+    gres: str | None
+    mpi_plugin: str
+
+
+class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The manifest an executor reads to submit and watch the job. Scenario-specific fields
+    (remote, persistent, docker) are omitted when they do not apply."""
+
+    workflow_type: str
+    model_name: str
+    execution_scenario: str
+    docker_image: str
+    script_path: str | None = None
+    script_name: str
+    log_file_pattern: str
+    success_patterns: tuple[str, ...]
+    failure_patterns: tuple[str, ...]
+    extra_files: tuple[str, ...]
+    slurm_params: SlurmParamsSpec | None = None
+    slurm_env: dict[str, Any] | None = None
+    remote_repo_path: str | None = None
+    remote_work_dir: str | None = None
+    persistent_mode: bool | None = None
+    container_name: str | None = None
+    container_mounts: str | None = None
+    docker_cmd: str | None = None
+    log_file: str | None = None
+
+
+def build_job_spec(
+    job: ResolvedJob,
+    *,
+    script_name: str,
+    script_path: str | None,
+    extra_files: tuple[str, ...],
+    container_mounts: str,
+    docker_cmd: str | None = None,
+) -> JobSpec:
+    """The seed's fields for this job's category and scenario."""
+    success, failure = PATTERNS[job.category]
+    pattern = "slurm-%j.out" if job.category == "perf_sanity" else f"{job.job_name}_%j.out"
+    slurm = job.slurm
+    persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
+    remote = job.scenario is ExecutionScenario.remote_slurm
+    return JobSpec(
+        workflow_type=job.workflow.value,
+        model_name=job.model_name,
+        execution_scenario=job.scenario.value,
+        docker_image=job.image,
+        script_path=script_path,
+        script_name=script_name,
+        log_file_pattern=pattern,
+        success_patterns=success,
+        failure_patterns=failure,
+        extra_files=extra_files,
+        slurm_params=None
+        if slurm is None
+        else SlurmParamsSpec(
+            partition=slurm.partition,
+            account=slurm.account,
+            time_limit=slurm.time_limit,
+            nodes=slurm.nodes,
+            ntasks=slurm.ntasks,
+            ntasks_per_node=slurm.ntasks_per_node,
+            gpus_per_node=slurm.gpus_per_node,
+            gres=slurm.gres,
+            mpi_plugin=slurm.mpi_plugin,
+        ),
+        slurm_env=job.slurm_env_raw,
+        remote_repo_path=job.project_path if remote else None,
+        remote_work_dir=job.log_dir if remote else None,
+        persistent_mode=True if persistent else None,
+        container_name=job.job_name if persistent else None,
+        container_mounts=container_mounts if persistent else None,
+        docker_cmd=docker_cmd,
+        log_file=f"{job.work_dir}/{job.model_name}_local.log" if job.is_docker else None,
+    )

@@ -1,0 +1,130 @@
+"""Container mounts: the models host path by the seed's four rules, then home, project, and the
+custom script's folder; every path checked for what pyxis cannot express."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+
+from scriptast.errors import ModelError, ResolveError
+from scriptast.slurm import Mount
+
+_PYXIS_BAD = {" ": "a space", ",": "a comma", ":": "a colon"}
+
+
+@dataclass(frozen=True)
+class MountPlan:
+    """The mounts, the host path mounted at llm_models_root (None when slurm_env gave the
+    mounts verbatim without one), and where the models path came from."""
+
+    mounts: tuple[Mount, ...]
+    models_host_path: str | None
+    models_source: str
+
+
+def check_pyxis_path(path: str, what: str) -> None:
+    """A path with a space, comma or colon is an error, not a broken mount."""
+    for char, name in _PYXIS_BAD.items():
+        if char in path:
+            raise ResolveError(
+                f"{what} {path!r} contains {name}, which pyxis --container-mounts cannot express; "
+                "use a path (or a symlink) without spaces, commas or colons"
+            )
+
+
+def parse_mount_entry(entry: str) -> Mount:
+    """One `src:dst[:flags]` string from slurm_env.mounts."""
+    pieces = entry.split(":")
+    if len(pieces) == 1:
+        pieces = [pieces[0], pieces[0]]
+    if len(pieces) not in (2, 3):
+        raise ResolveError(f"slurm_env.mounts entry {entry!r} is not SRC:DST[:FLAGS]")
+    try:
+        flags = tuple(pieces[2].split("+")) if len(pieces) == 3 and pieces[2] else ()
+        return Mount(source=pieces[0], target=pieces[1], flags=flags)
+    except ModelError as error:
+        raise ResolveError(f"slurm_env.mounts entry {entry!r}: {error}") from None
+
+
+def models_host_path(
+    checkpoint_path: str | None,
+    models_path: str | None,
+    slurm_env_mounts: tuple[str, ...] | None,
+    default_models_repo: str | None,
+) -> tuple[str | None, str]:
+    """(host path, source) by the first rule that matches; None when slurm_env.mounts applies."""
+    if checkpoint_path:
+        return posixpath.dirname(
+            checkpoint_path.rstrip("/")
+        ) or "/", "parent of input checkpoint_path"
+    if models_path:
+        return models_path, "input models_path"
+    if slurm_env_mounts:
+        return None, "slurm_env.mounts (verbatim)"
+    if default_models_repo:
+        return default_models_repo, "env_check.default_models_repo"
+    raise ResolveError(
+        "no models host path: pass --models-path (or --checkpoint-path), or give "
+        "env_check.default_models_repo or slurm_env.mounts"
+    )
+
+
+def plan_mounts(
+    *,
+    llm_models_root: str,
+    home: str,
+    project: str,
+    checkpoint_path: str | None,
+    models_path: str | None,
+    slurm_env_mounts: tuple[str, ...] | None,
+    default_models_repo: str | None,
+    extra_folders: tuple[tuple[str, str], ...] = (),
+) -> MountPlan:
+    """All mounts of the job, in a fixed order: models (or slurm_env's), home, project, then
+    each (folder, what) of `extra_folders` that no mount covers yet (the custom script's)."""
+    host, source = models_host_path(
+        checkpoint_path, models_path, slurm_env_mounts, default_models_repo
+    )
+    mounts: list[Mount] = []
+    if host is None:
+        mounts.extend(parse_mount_entry(entry) for entry in slurm_env_mounts or ())
+        models_host = next((m.source for m in mounts if m.target == llm_models_root), None)
+    else:
+        mounts.append(_mount(host, llm_models_root, "models host path"))
+        models_host = host
+    mounts.append(_mount(home, home, "home directory"))
+    mounts.append(_mount(project, project, "project path"))
+    for folder, what in extra_folders:
+        if not any(m.covers(folder) for m in mounts):
+            mounts.append(_mount(folder, folder, what))
+    unique: list[Mount] = []
+    for mount in mounts:
+        if mount not in unique:
+            unique.append(mount)
+    return MountPlan(tuple(unique), models_host, source)
+
+
+def _mount(source: str, target: str, what: str) -> Mount:
+    check_pyxis_path(source, what)
+    check_pyxis_path(target, what)
+    if not posixpath.isabs(source):
+        raise ResolveError(f"{what} {source!r} must be an absolute path")
+    if not posixpath.isabs(target):
+        raise ResolveError(f"llm_models_root {target!r} must be an absolute path in the container")
+    return Mount(source=source.rstrip("/") or "/", target=target.rstrip("/") or "/")
+
+
+def local_home() -> str:
+    """$HOME of this machine."""
+    return os.environ.get("HOME") or os.path.expanduser("~")
+
+
+def remote_home(remote_cwd: str | None) -> str:
+    """The cluster home: the parent of slurm_env.remote_cwd."""
+    if not remote_cwd or not remote_cwd.startswith("/"):
+        raise ResolveError(
+            "remote_slurm needs slurm_env.remote_cwd (an absolute path on the cluster) "
+            "to find the home directory to mount"
+        )
+    return posixpath.dirname(remote_cwd.rstrip("/")) or "/"

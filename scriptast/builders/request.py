@@ -1,0 +1,184 @@
+"""The job request: every input field of the seed under its seed name, from a file and/or flags."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from scriptast.builders.suggest import did_you_mean
+from scriptast.errors import InputError
+
+
+class WorkflowType(StrEnum):
+    """What the job runs."""
+
+    pytest = "pytest"
+    eval = "eval"
+    bench = "bench"
+    custom = "custom"
+    perf_sanity = "perf_sanity"
+
+
+class ExecutionScenario(StrEnum):
+    """Where the job runs."""
+
+    local_docker = "local_docker"
+    local_slurm = "local_slurm"
+    remote_slurm = "remote_slurm"
+
+
+class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What trtllm-case-executor's environment check found on the host."""
+
+    gpus_per_node: int | None = None
+    available_gpus: int | None = None
+    default_models_repo: str | None = None
+
+
+class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A job request. Field names are the seed's Input table; `install` is scriptast's own
+    switch for the `pip install` step (always off for remote_slurm)."""
+
+    workflow_type: WorkflowType
+    execution_scenario: ExecutionScenario
+    work_dir: str
+    repo_root: str
+    skill_dir: str | None = None
+    test_cmd: str | None = None
+    eval_cmd: str | None = None
+    bench_cmd: str | None = None
+    custom_cmd: str | None = None
+    custom_script: str | None = None
+    custom_env: str | None = None
+    perf_config_yaml: str | None = None
+    perf_test_name: str | None = None
+    model_name: str | None = None
+    required_devices: int | None = None
+    node_count: int | None = None
+    partition: str | None = None
+    account: str | None = None
+    slurm_env_file: str | None = None
+    time_limit: str | None = None
+    llm_models_root: str | None = None
+    checkpoint_path: str | None = None
+    models_path: str | None = None
+    device_type: str | None = None
+    persistent_mode: bool | None = None
+    container_image: str | None = None
+    remote_repo_path: str | None = None
+    remote_work_dir: str | None = None
+    env_check: EnvCheck | None = None
+    install: bool = True
+
+
+REQUEST_FIELDS: tuple[str, ...] = Request.__struct_fields__
+LOCAL_PATH_FIELDS = (
+    "work_dir",
+    "repo_root",
+    "skill_dir",
+    "custom_script",
+    "perf_config_yaml",
+    "slurm_env_file",
+    "checkpoint_path",
+    "models_path",
+)
+REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir")
+_ENV_CHECK_FIELDS = EnvCheck.__struct_fields__
+
+
+def read_request_file(path: str, text: str | None = None) -> dict[str, Any]:
+    """The fields of a JSON, TOML or YAML request file (`-` with `text` for standard input)."""
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot read request file {path}: {error.strerror}") from None
+    suffix = Path(path).suffix.lower()
+    try:
+        if suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as error:
+        raise InputError(f"request file {path} is not valid: {error}") from None
+    except Exception as error:
+        raise InputError(f"request file {path} is not valid YAML: {error}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"request file {path} must hold one object of request fields")
+    return data
+
+
+def check_field_names(fields: dict[str, Any], origin: str) -> None:
+    """Unknown field names are an error that names them (a typo must not pass silently)."""
+    for name in fields:
+        if name not in REQUEST_FIELDS:
+            raise InputError(
+                f"unknown request field {name!r} in {origin}{did_you_mean(name, REQUEST_FIELDS)}; "
+                "see `scriptast schema request` for the fields"
+            )
+    env_check = fields.get("env_check")
+    if isinstance(env_check, dict):
+        for name in env_check:
+            if name not in _ENV_CHECK_FIELDS:
+                raise InputError(
+                    f"unknown env_check field {name!r} in {origin}"
+                    f"{did_you_mean(name, _ENV_CHECK_FIELDS)}; "
+                    f"known: {', '.join(_ENV_CHECK_FIELDS)}"
+                )
+
+
+def build_request(
+    file_fields: dict[str, Any] | None,
+    flag_fields: dict[str, Any],
+    *,
+    cwd: str | None = None,
+    origin: str = "the request",
+) -> Request:
+    """Merge file values with flags (flags win), make local paths absolute, and type-check."""
+    merged: dict[str, Any] = {}
+    if file_fields:
+        check_field_names(file_fields, origin)
+        merged.update(file_fields)
+    check_field_names(flag_fields, "the flags")
+    for name, value in flag_fields.items():
+        if name == "env_check" and isinstance(value, dict):
+            merged["env_check"] = {**(merged.get("env_check") or {}), **value}
+        elif value is not None:
+            merged[name] = value
+    for required in ("workflow_type", "execution_scenario", "work_dir", "repo_root"):
+        if merged.get(required) in (None, ""):
+            flag = "--" + required.replace("_", "-")
+            raise InputError(f"{required} is required: give it in the request file or as {flag}")
+    base = Path(cwd or os.getcwd())
+    for name in LOCAL_PATH_FIELDS:
+        value = merged.get(name)
+        if isinstance(value, str) and value:
+            merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+    for name in REMOTE_PATH_FIELDS:
+        value = merged.get(name)
+        if isinstance(value, str) and not value.startswith("/"):
+            raise InputError(
+                f"{name} {value!r} must be an absolute path on the cluster (it is used verbatim)"
+            )
+    try:
+        return msgspec.convert(merged, type=Request, strict=False)
+    except msgspec.ValidationError as error:
+        raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
+
+
+def _explain_validation(message: str) -> str:
+    for field, enum in (("workflow_type", WorkflowType), ("execution_scenario", ExecutionScenario)):
+        if f"$.{field}" in message:
+            known = ", ".join(member.value for member in enum)
+            return f"{message} (known {field} values: {known})"
+    return message

@@ -1,0 +1,172 @@
+"""Shell-aware reading of user command strings: words, top-level operators, and whether a
+command is plain enough to become typed argv (only literal words and simple redirections)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scriptast.errors import InputError
+
+_OPERATORS = ("&&", "||", ";;", ";", "|", "&")
+_REDIRECTS = (">>", ">&", "<", ">")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word (its value after quote removal) or an operator/redirection symbol."""
+
+    value: str
+    kind: str  # "word", "op" or "redirect"
+    expands: bool = False  # the word holds an unquoted/double-quoted `$`, backquote or `~`
+    start: int = 0
+    end: int = 0
+
+
+def tokenize(text: str, what: str = "command") -> list[Token]:
+    """Split `text` as bash would into words and operators (no expansion is performed)."""
+    tokens: list[Token] = []
+    index = 0
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char in " \t\n":
+            index += 1
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            index = length if newline < 0 else newline
+            continue
+        if char.isdigit() and _redirect_at(text, index + 1) and _word_boundary(text, index):
+            symbol = _redirect_at(text, index + 1)
+            assert symbol is not None
+            tokens.append(
+                Token(char + symbol, "redirect", start=index, end=index + 1 + len(symbol))
+            )
+            index += 1 + len(symbol)
+            continue
+        symbol = _redirect_at(text, index)
+        if symbol:
+            tokens.append(Token(symbol, "redirect", start=index, end=index + len(symbol)))
+            index += len(symbol)
+            continue
+        operator = next((op for op in _OPERATORS if text.startswith(op, index)), None)
+        if operator or char in "()":
+            operator = operator or char
+            tokens.append(Token(operator, "op", start=index, end=index + len(operator)))
+            index += len(operator)
+            continue
+        start = index
+        value, expands, index = _read_word(text, index, what)
+        tokens.append(Token(value, "word", expands, start, index))
+    return tokens
+
+
+def _word_boundary(text: str, index: int) -> bool:
+    return index == 0 or text[index - 1] in " \t\n;&|"
+
+
+def _redirect_at(text: str, index: int) -> str | None:
+    return next((r for r in _REDIRECTS if text.startswith(r, index)), None)
+
+
+def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
+    out: list[str] = []
+    expands = text[index] == "~"
+    length = len(text)
+    while index < length:
+        char = text[index]
+        if char in " \t\n;&|<>()":
+            break
+        if char == "\\":
+            if index + 1 < length and text[index + 1] != "\n":
+                out.append(text[index + 1])
+            index += 2
+        elif char == "'":
+            end = text.find("'", index + 1)
+            if end < 0:
+                raise InputError(f"{what} has an unterminated single quote: {text!r}")
+            out.append(text[index + 1 : end])
+            index = end + 1
+        elif char == '"':
+            index += 1
+            while True:
+                if index >= length:
+                    raise InputError(f"{what} has an unterminated double quote: {text!r}")
+                inner = text[index]
+                if inner == '"':
+                    index += 1
+                    break
+                if inner == "\\" and index + 1 < length and text[index + 1] in '$`"\\\n':
+                    out.append(text[index + 1])
+                    index += 2
+                    continue
+                if inner in "$`":
+                    expands = True
+                out.append(inner)
+                index += 1
+        else:
+            if char in "$`":
+                expands = True
+            out.append(char)
+            index += 1
+    return "".join(out), expands, index
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """A command that can be typed: literal argv, and redirections as (symbol, target)."""
+
+    argv: tuple[str, ...]
+    redirects: tuple[tuple[str, str], ...] = ()
+
+
+def as_simple(tokens: list[Token]) -> SimpleCommand | None:
+    """The typed form of one command's tokens, or None if it needs the shell to run it."""
+    argv: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.kind == "op" or token.expands:
+            return None
+        if token.kind == "redirect":
+            target = tokens[index + 1] if index + 1 < len(tokens) else None
+            if target is None or target.kind != "word" or target.expands:
+                return None
+            redirects.append((token.value, target.value))
+            index += 2
+            continue
+        argv.append(token.value)
+        index += 1
+    if not argv or ("=" in argv[0] and argv[0].split("=")[0].isidentifier()):
+        return None
+    return SimpleCommand(tuple(argv), tuple(redirects))
+
+
+def split_top_level(text: str, operator: str, what: str) -> list[str]:
+    """Split `text` at each top-level `operator` (one inside quotes does not count)."""
+    pieces: list[str] = []
+    start = 0
+    for token in tokenize(text, what):
+        if token.kind == "op" and token.value == operator:
+            pieces.append(text[start : token.start].strip())
+            start = token.end
+    pieces.append(text[start:].strip())
+    return pieces
+
+
+def words(text: str, what: str = "command") -> list[str]:
+    """The word values of a command string, operators dropped."""
+    return [t.value for t in tokenize(text, what) if t.kind == "word"]
+
+
+def flag_value(argv: list[str] | tuple[str, ...], *names: str) -> str | None:
+    """The value of the LAST `--name N` or `--name=N` among `argv`."""
+    found: str | None = None
+    for index, word in enumerate(argv):
+        for name in names:
+            if word == name and index + 1 < len(argv):
+                found = argv[index + 1]
+            elif word.startswith(name + "="):
+                found = word[len(name) + 1 :]
+    return found

@@ -1,0 +1,104 @@
+"""Slurm parameters from the request and slurm_env: partition, account, time limit, GPUs per node,
+`--gres`, and the MPI plugin."""
+
+from __future__ import annotations
+
+import re
+
+from scriptast.builders.parallelism import Sourced
+from scriptast.builders.request import EnvCheck
+from scriptast.builders.slurm_env import NOT_RUN, Partition, SlurmEnv
+from scriptast.builders.suggest import did_you_mean
+from scriptast.errors import ModelError, ResolveError
+from scriptast.slurm_time import parse_time_limit
+
+DEFAULT_TIME_LIMIT = "02:00:00"
+_GPU_GRES = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
+
+
+def require(value: str | None, field: str, scenario: str) -> str:
+    """partition and account are never defaulted for Slurm scenarios."""
+    if not value:
+        flag = "--" + field.replace("_", "-")
+        raise ResolveError(
+            f"{field} is required for {scenario} ({flag}): {NOT_RUN}; scriptast never defaults it"
+        )
+    return value
+
+
+def find_partition(env: SlurmEnv, name: str) -> Partition:
+    """The partition entry; an unknown name lists the known ones."""
+    found = env.partition(name)
+    if found is None:
+        known = [p.name for p in env.partitions]
+        raise ResolveError(
+            f"partition {name!r} is not in slurm_env.json (known: {', '.join(known) or 'none'})"
+            f"{did_you_mean(name, known)}"
+        )
+    return found
+
+
+def check_account(env: SlurmEnv, account: str) -> None:
+    """When slurm_env lists accounts, the account must be one of them."""
+    if env.accounts and account not in env.accounts:
+        raise ResolveError(
+            f"account {account!r} is not in slurm_env.json accounts "
+            f"(known: {', '.join(env.accounts)}){did_you_mean(account, env.accounts)}"
+        )
+
+
+def gres_gpus(gres: str | None) -> int | None:
+    """N of a partition gres such as `gpu:8` or `gpu:h100:8(IDX:0-7)`; None for `(null)`."""
+    if not gres:
+        return None
+    match = _GPU_GRES.match(gres.strip())
+    return int(match.group(1)) if match else None
+
+
+def uses_gres(partition: Partition | None) -> bool:
+    """Partition gres starting with `gpu:` means `--gres=gpu:N`; `(null)` or unknown means none."""
+    return partition is not None and bool(partition.gres) and str(partition.gres).startswith("gpu:")
+
+
+def gpus_per_node(partition: Partition | None, env_check: EnvCheck | None) -> Sourced | None:
+    """The partition's gpus_per_node (or its gres count), else env_check's."""
+    if partition is not None:
+        if partition.gpus_per_node:
+            return Sourced(partition.gpus_per_node, f"slurm_env partition {partition.name!r}")
+        counted = gres_gpus(partition.gres)
+        if counted:
+            return Sourced(counted, f"slurm_env partition {partition.name!r} gres {partition.gres}")
+    if env_check is not None:
+        if env_check.gpus_per_node:
+            return Sourced(env_check.gpus_per_node, "env_check.gpus_per_node")
+        if env_check.available_gpus:
+            return Sourced(env_check.available_gpus, "env_check.available_gpus")
+    return None
+
+
+def time_limit(value: str | None, partition: Partition | None) -> tuple[str, str]:
+    """(time limit, source); it must be a Slurm time within the partition's MaxTime."""
+    chosen = value or DEFAULT_TIME_LIMIT
+    source = "input time_limit" if value else "default"
+    try:
+        minutes = parse_time_limit(chosen)
+    except ModelError as error:
+        raise ResolveError(f"time_limit: {error}") from None
+    if partition is not None and partition.time_limit and minutes is not None:
+        try:
+            limit = parse_time_limit(partition.time_limit)
+        except ModelError:
+            limit = None
+        if limit is not None and minutes > limit:
+            raise ResolveError(
+                f"time_limit {chosen} exceeds partition {partition.name!r} MaxTime "
+                f"{partition.time_limit}; pass --time-limit of at most {partition.time_limit}"
+            )
+    return chosen, source
+
+
+def mpi_plugin(env: SlurmEnv | None, trusted: bool) -> tuple[str, str]:
+    """pmix.preferred when known (and the probe is trusted), else the bare `pmix`."""
+    if env is not None and trusted and env.pmix.preferred:
+        return env.pmix.preferred, "slurm_env pmix.preferred"
+    return "pmix", "default (pmix.preferred unset)"

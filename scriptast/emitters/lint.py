@@ -1,0 +1,105 @@
+"""Check any bash/Slurm script, hand-written or not: it parses, its #SBATCH lines come before the
+first command, and each srun's options (pyxis flags too) are well formed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scriptast.emitters.readback import literal_value, read_word, sbatch_tokens
+from scriptast.emitters.srun_argv import parse_srun
+from scriptast.errors import ScriptastError, VerifyError
+from scriptast.slurm import SrunStep
+from scriptast.slurm_options import SBATCH_OPTIONS
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where (line or context) and what."""
+
+    where: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One `#SBATCH --name[=value]` read back as sbatch reads it."""
+
+    line: int
+    name: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    """What lint found, and what it read (for further checks against a cluster)."""
+
+    findings: tuple[Finding, ...]
+    directives: tuple[Directive, ...]
+    srun_steps: tuple[SrunStep, ...]
+
+
+def lint_text(text: str, *, context: str = "script") -> Report:
+    """Findings for `text`; an empty tuple means it passed."""
+    from scriptast.emitters.verify import parse_commands
+
+    findings: list[Finding] = []
+    directives: list[Directive] = []
+    steps: list[SrunStep] = []
+    first_command: int | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if number == 1 and stripped.startswith("#!"):
+            continue
+        if stripped.startswith("#SBATCH"):
+            if first_command is not None:
+                findings.append(
+                    Finding(
+                        f"{context}:{number}",
+                        f"#SBATCH after the first command (line {first_command}); "
+                        "sbatch ignores it",
+                    )
+                )
+                continue
+            try:
+                tokens = sbatch_tokens(stripped[len("#SBATCH") :])
+            except VerifyError as error:
+                findings.append(Finding(f"{context}:{number}", str(error)))
+                continue
+            for token in tokens:
+                directives.append(_directive(token, number, context, findings))
+        elif stripped and not stripped.startswith("#") and first_command is None:
+            first_command = number
+    try:
+        commands = parse_commands(text)
+    except VerifyError as error:
+        return Report((*findings, Finding(context, str(error))), tuple(directives), ())
+    for command in commands:
+        if not command.words:
+            continue
+        try:
+            head = literal_value(read_word(command.words[0]))
+        except ScriptastError:
+            continue
+        if head != "srun":
+            continue
+        try:
+            argv = [literal_value(read_word(word)) for word in command.words]
+            step = parse_srun(argv)
+        except ScriptastError as error:
+            findings.append(Finding(f"{context}: srun", str(error)))
+            continue
+        steps.append(step)
+        words = [w.value for w in step.command if hasattr(w, "value")]
+        if len(words) >= 3 and words[0] == "bash" and words[1] == "-c":
+            inner = lint_text(words[2], context=f"{context}: srun payload")
+            findings.extend(inner.findings)
+    return Report(tuple(findings), tuple(d for d in directives if d.name), tuple(steps))
+
+
+def _directive(token: str, line: int, context: str, findings: list[Finding]) -> Directive:
+    if not token.startswith("--"):
+        return Directive(line, "", token)
+    name, equals, value = token[2:].partition("=")
+    if name not in SBATCH_OPTIONS:
+        findings.append(Finding(f"{context}:{line}", f"--{name} is not an sbatch option"))
+    return Directive(line, name, value if equals else None)

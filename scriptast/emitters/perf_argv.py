@@ -1,0 +1,30 @@
+"""The submit.py invocation as argv (run without a shell), its mount list in pyxis's syntax."""
+
+from __future__ import annotations
+
+from scriptast.builders.perf_job import PerfSubmit
+from scriptast.emitters.quote import pyxis_mounts
+
+
+def submit_argv(submit: PerfSubmit) -> list[str]:
+    """`python3 submit.py <--test-list X | --config-file C [--test-name T]> --partition ...`."""
+    argv = [submit.python, submit.submit_py]
+    if submit.config_file:
+        argv += ["--config-file", submit.config_file]
+        if submit.test_name:
+            argv += ["--test-name", submit.test_name]
+    elif submit.test_list:
+        argv += ["--test-list", submit.test_list]
+    argv += [
+        "--partition", submit.partition,
+        "--account", submit.account,
+        "--job-name", submit.job_name,
+        "--image", submit.image,
+        "--mounts", pyxis_mounts([(m.source, m.target, m.flags) for m in submit.mounts]),
+        "--work-dir", submit.work_dir,
+        "--llm-src", submit.llm_src,
+        "--llm-models-root", submit.llm_models_root,
+        "--launch-sh", submit.launch_sh,
+        "--time", submit.time,
+    ]  # fmt: skip
+    return argv

@@ -1,0 +1,183 @@
+"""The job pipeline: request -> resolved job -> models -> verified text, then an all-or-nothing
+write into work_dir. `generate` computes everything in memory; `write_outputs` writes it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scriptast.builders.job import ResolvedJob
+from scriptast.builders.job_spec import JobSpec, build_job_spec
+from scriptast.builders.request import Request
+from scriptast.builders.resolve import resolve
+from scriptast.emitters.bash import BashEmitter, emit
+from scriptast.emitters.job_spec_json import emit_job_spec
+from scriptast.emitters.quote import pyxis_mounts
+from scriptast.emitters.summary import emit_summary
+from scriptast.errors import ResolveError
+from scriptast.script import Script
+
+JOB_SPEC = "job_spec.json"
+DOCKER_CMD = "docker_cmd.sh"
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """One file to write: absolute path, text, executable bit."""
+
+    path: str
+    text: str
+    executable: bool = False
+
+
+@dataclass(frozen=True)
+class Output:
+    """Everything one request produces."""
+
+    job: ResolvedJob
+    files: tuple[OutputFile, ...]
+    job_spec: JobSpec
+    main_script: str
+    summary: str
+    submit_argv: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _file(job: ResolvedJob, name: str, script: Script, executable: bool = True) -> OutputFile:
+    return OutputFile(posixpath.join(job.work_dir, name), emit(script), executable)
+
+
+def _mount_list(job: ResolvedJob) -> str:
+    return pyxis_mounts([(m.source, m.target, m.flags) for m in job.mounts])
+
+
+def generate(request: Request, *, machine: str | None = None, home: str | None = None) -> Output:
+    """Resolve, build, emit and verify; nothing touches work_dir (submit.py runs in a
+    temporary folder)."""
+    job = resolve(request, machine=machine, home=home)
+    files: list[OutputFile] = []
+    extra: list[str] = []
+    docker_cmd: str | None = None
+    argv: tuple[str, ...] = ()
+    if job.is_docker:
+        from scriptast.builders.docker_job import build_docker
+
+        script = build_docker(job)
+        main = _file(job, DOCKER_CMD, script)
+        files.append(main)
+        emitter = BashEmitter()
+        docker_cmd = "\n".join(emitter.statement(script.body[0], 0))
+        script_path = None
+    elif job.category == "perf_sanity":
+        main, argv, copies = _perf_sanity(job)
+        files += [*copies, main]
+        extra += [c.path for c in copies]
+        script_path = main.path
+    else:
+        from scriptast.builders import slurm_jobs
+
+        if job.category == "custom":
+            slurm, runner = slurm_jobs.build_custom(job)
+            assert job.custom_run_script_local is not None
+            files.append(_file(job, posixpath.basename(job.custom_run_script_local), runner))
+            extra.append(job.custom_run_script_local)
+        else:
+            builders = {
+                "pytest": slurm_jobs.build_pytest,
+                "eval": slurm_jobs.build_eval,
+                "bench": slurm_jobs.build_bench,
+            }
+            slurm = builders[job.category](job)
+        main = _file(job, f"{job.job_name}.slurm", slurm)
+        files.append(main)
+        script_path = main.path
+    spec = build_job_spec(
+        job,
+        script_name=posixpath.basename(main.path),
+        script_path=script_path,
+        extra_files=tuple(extra),
+        container_mounts=_mount_list(job),
+        docker_cmd=docker_cmd,
+    )
+    spec_path = posixpath.join(job.work_dir, JOB_SPEC)
+    files.append(OutputFile(spec_path, emit_job_spec(spec)))
+    return Output(
+        job=job,
+        files=tuple(files),
+        job_spec=spec,
+        main_script=main.path,
+        summary=emit_summary(job, spec_path, main.path),
+        submit_argv=argv,
+        warnings=job.warnings,
+    )
+
+
+def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[OutputFile]]:
+    """Run submit.py (typed argv, no shell) in a temporary folder; keep what it wrote."""
+    import yaml
+
+    from scriptast.builders.perf_job import (
+        LAUNCH_SH,
+        accuracy_config,
+        accuracy_config_name,
+        build_perf_submit,
+    )
+    from scriptast.emitters.perf_argv import submit_argv
+
+    assert job.perf is not None
+    copies: list[OutputFile] = []
+    with tempfile.TemporaryDirectory(prefix="scriptast-submit-") as stage:
+        config_copy = None
+        if job.perf.accuracy:
+            name = accuracy_config_name(job)
+            text = yaml.safe_dump(accuracy_config(job), sort_keys=False)
+            config_copy = posixpath.join(stage, name)
+            Path(config_copy).write_text(text, encoding="utf-8")
+            copies.append(OutputFile(posixpath.join(job.work_dir, name), text))
+        launch = posixpath.join(stage, LAUNCH_SH)
+        argv = submit_argv(build_perf_submit(job, launch, config_copy))
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, cwd=job.repo_root)
+        except OSError as error:
+            raise ResolveError(f"cannot run submit.py ({argv[0]}): {error.strerror}") from None
+        if result.returncode != 0:
+            message = (result.stderr.strip() or result.stdout.strip()).splitlines()
+            tail = " | ".join(message[-5:]) if message else "no output"
+            raise ResolveError(f"submit.py failed with exit code {result.returncode}: {tail}")
+        if not Path(launch).is_file():
+            raise ResolveError(f"submit.py exited 0 but did not write {LAUNCH_SH}")
+        text = Path(launch).read_text(encoding="utf-8")
+    main = OutputFile(posixpath.join(job.work_dir, LAUNCH_SH), text, executable=True)
+    return main, tuple(argv), copies
+
+
+def write_outputs(output: Output) -> None:
+    """Write every file or none: temporary files first, renamed into place at the end."""
+    work_dir = Path(output.job.work_dir)
+    created = not work_dir.exists()
+    staged: list[tuple[str, str]] = []
+    try:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        for item in output.files:
+            handle, temporary = tempfile.mkstemp(
+                prefix=f".{posixpath.basename(item.path)}.", dir=work_dir
+            )
+            staged.append((temporary, item.path))
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(item.text)
+            os.chmod(temporary, 0o755 if item.executable else 0o644)
+        for temporary, final in staged:
+            os.replace(temporary, final)
+    except OSError as error:
+        for temporary, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        if created:
+            with contextlib.suppress(OSError):
+                work_dir.rmdir()
+        raise ResolveError(f"cannot write into {work_dir}: {error.strerror}") from None
