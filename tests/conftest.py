@@ -1,10 +1,14 @@
-"""Shared test set-up: hypothesis profiles."""
+"""Shared test set-up: hypothesis profiles and the fixture site."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.site import Site, lay_out
 
 settings.register_profile(
     "default", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -13,3 +17,9 @@ settings.register_profile(
     "quick", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("SCRIPTAST_HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Site:
+    """A fresh site under pytest's temporary directory."""
+    return lay_out(tmp_path / "site")

@@ -17,6 +17,13 @@ class _PlainFile(SingleFileSnapshotExtension):
     def dirname(cls, *, test_location: Any) -> str:
         return str(SNAPSHOT_ROOT / test_location.basename)
 
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+        """A snapshot given a name is stored under that name alone."""
+        if isinstance(index, str):
+            return index
+        return super().get_snapshot_name(test_location=test_location, index=index)
+
 
 class SlurmFile(_PlainFile):
     file_extension = "slurm"

@@ -1,0 +1,25 @@
+"""A stand-in for a program (pip, pytest, trtllm-bench, ...): appends its name, argv, working
+directory and the environment that matters to $SHIM_LOG as one JSON line, then exits with
+$SHIM_EXIT_<NAME> (0 by default). trtllm-llmapi-launch runs the rest of its argv after recording."""
+
+import json
+import os
+import sys
+
+WATCHED = ("PMI", "PMIX", "MPI", "OMPI", "SLURM")
+KEPT = ("LLM_MODELS_ROOT", "FOO", "MSG", "NCCL_DEBUG", "HOME")
+
+
+def main() -> int:
+    name = os.path.basename(sys.argv[0])
+    env = {k: v for k, v in os.environ.items() if k.startswith(WATCHED) or k in KEPT}
+    record = {"prog": name, "argv": sys.argv[1:], "cwd": os.getcwd(), "env": env}
+    with open(os.environ["SHIM_LOG"], "a", encoding="utf-8") as log:
+        log.write(json.dumps(record) + "\n")
+    if name == "trtllm-llmapi-launch" and len(sys.argv) > 1:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    return int(os.environ.get("SHIM_EXIT_" + name.upper().replace("-", "_"), "0"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""README's code runs as written."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_library_example_runs_and_emits_the_step() -> None:
+    text = README.read_text()
+    block = re.search(r"<!-- library-example -->\n```python\n(.*?)```", text, re.S)
+    assert block is not None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.group(1), "README.md", "exec"), {})
+    emitted = out.getvalue()
+    assert emitted.startswith("#!/bin/bash\n#SBATCH --job-name=bench\n#SBATCH --nodes=1\n")
+    assert "--mpi=pmix \\\n" in emitted and "--gres=gpu:4 \\\n" in emitted
+    assert "--container-mounts=/lustre/models:/models:ro" in emitted
+    assert "trtllm-llmapi-launch trtllm-bench --tp 4" in emitted
+
+
+def test_readme_gives_two_setup_commands_and_ci_runs_the_test_one() -> None:
+    text = README.read_text()
+    commands = re.findall(r"```bash\n(python3 -m venv .*)\n```", text)
+    assert len(commands) == 2
+    assert "scriptast emit --request examples/" in commands[0]
+    ci = (README.parent / ".ci/run").read_text()
+    assert commands[1] in ci
