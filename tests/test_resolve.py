@@ -693,3 +693,102 @@ def test_slurm_env_errors_list_is_embedded_verbatim(site: Site) -> None:
     assert resolved.slurm_env_raw["errors"] == ["SLURM client tools not found"]
     assert resolved.slurm.mpi_plugin == "pmix"
     assert json.loads(site.slurm_env.read_text())["probe"]["host"] == "login-01"
+
+
+# --- branches of the helpers --------------------------------------------------------------
+
+
+def test_tokenizer_details() -> None:
+    tokens = tokenize('cmd 2>&1 a\\ b # comment\nnext "q\\"x" > out', "c")
+    assert [(t.value, t.kind) for t in tokens] == [
+        ("cmd", "word"),
+        ("2>&", "redirect"),
+        ("1", "word"),
+        ("a b", "word"),
+        ("next", "word"),
+        ('q"x', "word"),
+        (">", "redirect"),
+        ("out", "word"),
+    ]
+    assert tokenize('"$X"', "c")[0].expands and not tokenize("'$X'", "c")[0].expands
+    with pytest.raises(InputError, match="unterminated double quote"):
+        tokenize('echo "x', "c")
+    assert user_command("cmd >", "c").argv is None
+    assert user_command("cmd > $OUT", "c").argv is None
+    assert user_command("(sub)", "c").argv is None
+
+
+def test_gpus_per_node_sources() -> None:
+    from scriptast.builders.request import EnvCheck
+    from scriptast.builders.slurm_params import gpus_per_node, uses_gres
+
+    assert gpus_per_node(Partition(name="p", gres="gpu:a100:4"), None).value == 4  # type: ignore[union-attr]
+    assert gpus_per_node(None, EnvCheck(available_gpus=2)).source == "env_check.available_gpus"  # type: ignore[union-attr]
+    assert gpus_per_node(Partition(name="p", gres="(null)"), EnvCheck()) is None
+    assert not uses_gres(Partition(name="p", gres="(null)")) and not uses_gres(None)
+    assert time_limit("30", Partition(name="p", time_limit="weird"))[0] == "30"
+
+
+def test_slurm_env_mount_entries() -> None:
+    from scriptast.builders.mounts import parse_mount_entry
+
+    assert parse_mount_entry("/lustre") == Mount(source="/lustre", target="/lustre")
+    assert parse_mount_entry("/a:/b:ro") == Mount(source="/a", target="/b", flags=("ro",))
+    with pytest.raises(ResolveError, match="is not SRC:DST"):
+        parse_mount_entry("/a:/b:ro:x")
+    with pytest.raises(ResolveError, match="must be an absolute path"):
+        parse_mount_entry("rel:/b")
+    with pytest.raises(ResolveError, match="must be an absolute path"):
+        _plan(models_path="relative/models")
+    with pytest.raises(ResolveError, match="llm_models_root 'models' must be an absolute path"):
+        _plan(models_path="/m", llm_models_root="models")
+
+
+def test_models_host_from_slurm_env_mounts(site: Site) -> None:
+    site.write_slurm_env(mounts=[f"{site.models}:/models", "/lustre:/lustre:ro"])
+    resolved = job(
+        site,
+        workflow_type="eval",
+        models_path=None,
+        eval_cmd="trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct gsm8k",
+    )
+    assert resolved.models_host_path == str(site.models)
+    assert resolved.eval.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct"
+    assert [m.target for m in resolved.mounts][:2] == ["/models", "/lustre"]
+
+
+def test_model_dir_lookup_edges(tmp_path: Path) -> None:
+    assert find_model_dir(str(tmp_path / "absent"), "a/b") is None
+    locked = tmp_path / "m" / "locked"
+    locked.mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        assert find_model_dir(str(tmp_path / "m"), "a/zzz") is None
+    finally:
+        locked.chmod(0o755)
+
+
+def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
+    from scriptast.builders.pytest_devices import TestTarget, inspect_devices
+
+    source = tmp_path / "test_edge.py"
+    source.write_text(
+        "import pytest\n"
+        "N = 4\n"
+        "@pytest.mark.skip_less_device(N)\n"
+        "@pytest.mark.parametrize('x', [1, 2], ids=['a', 'b'])\n"
+        "@pytest.mark.parametrize('y', [pytest.param(1, marks=pytest.mark.skip_less_device(2)), 3], ids=['p1', 'p2'])\n"
+        "def test_f(x, y):\n    pass\n"
+    )
+    assert inspect_devices(source, TestTarget(str(source), ("test_f",), "a-p1")).count == 2  # type: ignore[union-attr]
+    assert inspect_devices(source, TestTarget(str(source), ("test_f",), "b-p2")) is None
+    broken = tmp_path / "test_broken.py"
+    broken.write_text("def oops(:\n")
+    with pytest.raises(ResolveError, match="does not parse"):
+        inspect_devices(broken, TestTarget(str(broken), (), None))
+    absolute = job(
+        site,
+        workflow_type="pytest",
+        test_cmd=f"pytest {site.repo / 'tests/unittest/test_outside_defs.py'}::test_two_gpus",
+    )
+    assert absolute.required_devices == 2
