@@ -192,6 +192,22 @@ def verify(
         raise typer.Exit(1)
 
 
+@app.command("probe-slurm")
+def probe_slurm(
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here, not stdout."),
+) -> None:
+    """Probe the cluster (sinfo, scontrol, srun --mpi=list) into slurm_env.json."""
+    import json
+
+    from scriptast.probe_slurm import probe
+
+    text = json.dumps(probe(), indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -9,6 +9,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.site import Site, lay_out
+from tests.slurm_cluster import cluster
+
+__all__ = ["cluster", "site"]
 
 settings.register_profile(
     "default", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]

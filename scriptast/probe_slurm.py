@@ -1,0 +1,128 @@
+"""`scriptast probe-slurm`: read a cluster with sinfo/scontrol/srun/sacctmgr into slurm_env.json.
+
+The parsers take the commands' text, so they are tested on recorded outputs; `probe` runs them.
+`emit` never probes (the seed forbids detection inside the builder): this is the separate step.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+from scriptast.builders.slurm_env import NO_CLIENT_TOOLS
+
+_FIELD = re.compile(r"(\w+)=(\S*)")
+_GPUS = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
+
+Runner = Callable[[list[str]], tuple[int, str, str]]
+
+
+def parse_records(text: str) -> list[dict[str, str]]:
+    """`scontrol show ... -o` output: one record a line, KEY=VALUE fields."""
+    return [dict(_FIELD.findall(line)) for line in text.splitlines() if "=" in line]
+
+
+def parse_mpi_list(text: str) -> dict[str, Any]:
+    """`srun --mpi=list`: the plugin names, and the preferred one (the newest pmix_vN)."""
+    available: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("specific pmix plugin versions available:"):
+            available += [v.strip() for v in stripped.split(":", 1)[1].split(",") if v.strip()]
+        elif re.fullmatch(r"[a-z0-9_]+", stripped) and not stripped.startswith("srun"):
+            available.append(stripped)
+    versions = sorted(
+        (p for p in available if re.fullmatch(r"pmix_v\d+", p)),
+        key=lambda p: int(p[len("pmix_v") :]),
+    )
+    preferred = versions[-1] if versions else ("pmix" if "pmix" in available else None)
+    return {"available": sorted(set(available)), "preferred": preferred}
+
+
+def _gpus(gres: str) -> int | None:
+    match = _GPUS.search(gres)
+    return int(match.group(1)) if match else None
+
+
+def build_partitions(
+    partitions: list[dict[str, str]], nodes: list[dict[str, str]]
+) -> list[dict[str, Any]]:
+    """One entry per partition: arch (shared by its nodes, else null), gres and GPUs per node."""
+    found = []
+    for partition in partitions:
+        name = partition.get("PartitionName", "")
+        members = [n for n in nodes if name in n.get("Partitions", "").split(",")]
+        arches = {n.get("Arch") for n in members if n.get("Arch") and n.get("Arch") != "(null)"}
+        gres_values = [n.get("Gres", "(null)") for n in members] or ["(null)"]
+        gpus = [g for g in (_gpus(v) for v in gres_values) if g is not None]
+        gres = gres_values[0] if gres_values[0] else "(null)"
+        found.append(
+            {
+                "name": name,
+                "state": partition.get("State", "").lower() or None,
+                "time_limit": partition.get("MaxTime"),
+                "nodes": partition.get("TotalNodes"),
+                "arch": arches.pop() if len(arches) == 1 else None,
+                "gres": gres,
+                "gpus_per_node": min(gpus) if gpus else None,
+                "requires_gres": gres.startswith("gpu:"),
+            }
+        )
+    return found
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return 127, "", str(error)
+    return result.returncode, result.stdout, result.stderr
+
+
+def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which) -> dict[str, Any]:
+    """The seed's slurm_env schema for the cluster these client tools talk to."""
+    env: dict[str, Any] = {
+        "user": getpass.getuser(),
+        "default_account": None,
+        "accounts": [],
+        "default_partition": None,
+        "partitions": [],
+        "pmix": {"available": [], "preferred": None},
+        "errors": [],
+        "remote_cwd": os.getcwd(),
+    }
+    if not which("sinfo") or not which("scontrol"):
+        env["errors"].append(NO_CLIENT_TOOLS)
+        return env
+    code, partitions_text, error = run(["scontrol", "show", "partition", "-o"])
+    if code != 0:
+        env["errors"].append(f"scontrol show partition failed: {error.strip()}")
+        return env
+    code, nodes_text, error = run(["scontrol", "show", "node", "-o"])
+    if code != 0:
+        env["errors"].append(f"scontrol show node failed: {error.strip()}")
+    partitions = parse_records(partitions_text)
+    env["partitions"] = build_partitions(partitions, parse_records(nodes_text))
+    env["default_partition"] = next(
+        (p["PartitionName"] for p in partitions if p.get("Default") == "YES"), None
+    )
+    code, mpi_text, error = run(["srun", "--mpi=list"])
+    if code == 0:
+        env["pmix"] = parse_mpi_list(mpi_text + "\n" + error)
+    else:
+        env["errors"].append(f"srun --mpi=list failed: {error.strip()}")
+    code, accounts_text, error = run(
+        ["sacctmgr", "-nP", "show", "assoc", f"user={env['user']}", "format=account"]
+    )
+    accounts = sorted({line.strip() for line in accounts_text.splitlines() if line.strip()})
+    if code == 0 and accounts and "not running a supported" not in accounts_text:
+        env["accounts"] = accounts
+        env["default_account"] = accounts[0]
+    else:
+        env["errors"].append("accounts unknown: sacctmgr has no accounting database to ask")
+    return env

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# A throw-away two-node Slurm 22.05 cluster on 127.0.0.1 for tests, with a pyxis stand-in.
+#   cluster.sh up DIR     install nothing; write configs under DIR, start munged, slurmctld and
+#                         two slurmd (n1, n2: 16 CPUs and 8 GPUs each), wait until idle
+#   cluster.sh down DIR   stop exactly the daemons that `up` started (their PIDs are in DIR/pids)
+# Needs: slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc (see install-deps below).
+#   cluster.sh install-deps   apt-get the packages when they are missing
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cmd=${1:?usage: cluster.sh up|down|install-deps DIR}
+
+install_deps() {
+    local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev)
+    local missing=()
+    for package in "${wanted[@]}"; do
+        dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+}
+
+if [ "$cmd" = install-deps ]; then
+    install_deps
+    exit 0
+fi
+
+dir=${2:?usage: cluster.sh up|down DIR}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+conf="$dir/etc/slurm.conf"
+
+stop() {
+    if [ -f "$dir/pids" ]; then
+        while read -r pid; do
+            kill "$pid" 2>/dev/null || true
+        done <"$dir/pids"
+        sleep 1
+        while read -r pid; do
+            kill -9 "$pid" 2>/dev/null || true
+        done <"$dir/pids"
+        rm -f "$dir/pids"
+    fi
+}
+
+if [ "$cmd" = down ]; then
+    stop
+    exit 0
+fi
+[ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
+
+stop
+rm -rf "$dir/etc" "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/dev" "$dir/tmp" "$dir/lib"
+mkdir -p "$dir"/{etc,state,spool,log,run,dev,tmp,lib}
+
+# pmix: slurm's plugin dlopens the unversioned libpmix.so beside libpmix.so.2.
+pmixlib=$(dirname "$(find /usr/lib -name 'libpmix.so.2' -path '*pmix2*' | head -n 1)")
+[ -e "$pmixlib/libpmix.so" ] || ln -s libpmix.so.2 "$pmixlib/libpmix.so"
+
+# GPUs: gres.conf File= entries must exist, or the node drains; character devices will do.
+for gpu in 0 1 2 3 4 5 6 7; do
+    mknod "$dir/dev/gpu$gpu" c 1 3
+done
+
+# The pyxis stand-in: a SPANK plugin that accepts pyxis's options and records them per step.
+gcc -shared -fPIC -O1 -Wall -o "$dir/lib/fakepyxis.so" "$here/fakepyxis.c"
+
+cat >"$conf" <<CONF
+ClusterName=scriptast
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=16817
+SlurmdPort=16818
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+TmpFS=$dir/tmp
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmdParameters=config_overrides
+EnforcePartLimits=ALL
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+MinJobAge=600
+ReturnToService=2
+PlugStackConfig=$dir/etc/plugstack.conf
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17001 CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
+PartitionName=batch Nodes=n1,n2 Default=YES MaxTime=04:00:00 State=UP
+PartitionName=short Nodes=n1,n2 MaxTime=00:30:00 State=UP
+CONF
+cat >"$dir/etc/gres.conf" <<CONF
+NodeName=n[1-2] Name=gpu File=$dir/dev/gpu[0-7]
+CONF
+echo "optional $dir/lib/fakepyxis.so log=$dir/pyxis.jsonl" >"$dir/etc/plugstack.conf"
+: >"$dir/pyxis.jsonl"
+chmod 666 "$dir/pyxis.jsonl"
+
+# munge, as the munge user. Its files live in /run/munge (the munge user cannot enter a
+# private temporary folder); a munged that already answers on the socket is reused.
+[ -s /etc/munge/munge.key ] || mungekey --create --keyfile=/etc/munge/munge.key
+mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
+if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
+    rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
+    setpriv --reuid=munge --regid=munge --init-groups \
+        munged --foreground --pid-file=/run/munge/munged.pid --log-file=/run/munge/munged.log \
+        --seed-file=/run/munge/munged.seed </dev/null >/dev/null 2>&1 &
+    echo $! >>"$dir/pids"
+    for _ in $(seq 50); do
+        munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+fi
+
+export SLURM_CONF="$conf"
+slurmctld -D -f "$conf" </dev/null >"$dir/log/slurmctld.stdout" 2>&1 &
+echo $! >>"$dir/pids"
+for node in n1 n2; do
+    slurmd -D -N "$node" -f "$conf" </dev/null >"$dir/log/slurmd-$node.stdout" 2>&1 &
+    echo $! >>"$dir/pids"
+done
+
+for _ in $(seq 100); do
+    while read -r pid; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "a daemon (pid $pid) died while starting; logs in $dir/log and /run/munge" >&2
+            tail -n 5 "$dir"/log/*.log /run/munge/munged.log >&2 2>/dev/null || true
+            exit 1
+        fi
+    done <"$dir/pids"
+    if [ "$(timeout 5 sinfo -h -N -o '%t' 2>/dev/null | grep -c idle)" -ge 4 ]; then
+        echo "$conf"
+        exit 0
+    fi
+    sleep 0.3
+done
+echo "the cluster did not come up; logs in $dir/log" >&2
+sinfo -N >&2 || true
+exit 1
