@@ -7,38 +7,82 @@ Importing this package loads neither typer nor bashlex; they load when a command
 
 from __future__ import annotations
 
-from scriptast.docker import BindMount, DockerRun, EnvVar
-from scriptast.emitters.bash import emit
-from scriptast.errors import (
-    InputError,
-    ModelError,
-    QuoteError,
-    ResolveError,
-    ScriptastError,
-    UnsupportedError,
-    VerifyError,
-)
-from scriptast.script import Script, Statement
-from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunOption, SrunStep
-from scriptast.statements import (
-    AndOr,
-    Assign,
-    Blank,
-    Command,
-    Comment,
-    Export,
-    For,
-    If,
-    Payload,
-    Redirect,
-    ShellStatement,
-    Unset,
-    cmd,
-    to_stderr,
-)
-from scriptast.words import Concat, Lit, Param, RawShell, Word, as_word, concat
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public names and the module that defines each; loaded on first use (PEP 562), so that
+# `import scriptast` costs little and a CLI command pays only for what it uses.
+_EXPORTS = {
+    "BindMount": "docker", "DockerRun": "docker", "EnvVar": "docker",
+    "emit": "emitters.bash",
+    "InputError": "errors", "ModelError": "errors", "QuoteError": "errors",
+    "ResolveError": "errors", "ScriptastError": "errors", "UnsupportedError": "errors",
+    "VerifyError": "errors",
+    "Script": "script", "Statement": "script",
+    "Mount": "slurm", "PyxisContainer": "slurm", "SbatchDirective": "slurm",
+    "SrunOption": "slurm", "SrunStep": "slurm",
+    "AndOr": "statements", "Assign": "statements", "Blank": "statements",
+    "Command": "statements", "Comment": "statements", "Export": "statements",
+    "For": "statements", "If": "statements", "Payload": "statements",
+    "Redirect": "statements", "ShellStatement": "statements", "Unset": "statements",
+    "cmd": "statements", "to_stderr": "statements",
+    "Concat": "words", "Lit": "words", "Param": "words", "RawShell": "words",
+    "Word": "words", "as_word": "words", "concat": "words",
+    "Request": "builders.request", "resolve": "builders.resolve",
+    "generate": "pipeline", "write_outputs": "pipeline",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scriptast' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"scriptast.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*_EXPORTS, "__version__"])
+
+
+if TYPE_CHECKING:
+    from scriptast.builders.request import Request
+    from scriptast.builders.resolve import resolve
+    from scriptast.docker import BindMount, DockerRun, EnvVar
+    from scriptast.emitters.bash import emit
+    from scriptast.errors import (
+        InputError,
+        ModelError,
+        QuoteError,
+        ResolveError,
+        ScriptastError,
+        UnsupportedError,
+        VerifyError,
+    )
+    from scriptast.pipeline import generate, write_outputs
+    from scriptast.script import Script, Statement
+    from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunOption, SrunStep
+    from scriptast.statements import (
+        AndOr,
+        Assign,
+        Blank,
+        Command,
+        Comment,
+        Export,
+        For,
+        If,
+        Payload,
+        Redirect,
+        ShellStatement,
+        Unset,
+        cmd,
+        to_stderr,
+    )
+    from scriptast.words import Concat, Lit, Param, RawShell, Word, as_word, concat
 
 __all__ = [
     "AndOr",
@@ -63,6 +107,7 @@ __all__ = [
     "QuoteError",
     "RawShell",
     "Redirect",
+    "Request",
     "ResolveError",
     "SbatchDirective",
     "Script",
@@ -80,5 +125,8 @@ __all__ = [
     "cmd",
     "concat",
     "emit",
+    "generate",
+    "resolve",
     "to_stderr",
+    "write_outputs",
 ]

@@ -59,12 +59,20 @@ def main_callback(
 
 def _output(flag: str, help_text: str) -> Any:
     return typer.Option(
-        None if flag == "--request" else False, flag, help=help_text, rich_help_panel=OUTPUT
+        None if flag in ("--request", "--requests") else False,
+        flag,
+        help=help_text,
+        rich_help_panel=OUTPUT,
     )
 
 
 _OUTPUT_OPTIONS: tuple[tuple[str, type, Any], ...] = (
     ("request", str, _output("--request", "Request file (JSON, TOML or YAML); '-' reads stdin.")),
+    (
+        "requests",
+        str,
+        _output("--requests", "A sweep: one JSON request a line, each its own work_dir."),
+    ),
     ("stdout", bool, _output("--stdout", "Print the script instead of writing files.")),
     ("explain", bool, _output("--explain", "Print where every value came from (on stderr).")),
     ("debug", bool, _output("--debug", "Show a traceback on errors.")),
@@ -76,6 +84,9 @@ def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
     from scriptast.errors import ScriptastError
 
     debug = bool(values.get("debug"))
+    if values.get("requests"):
+        _run_sweep(workflow, values)
+        return
     try:
         file_fields = None
         origin = "the flags"
@@ -108,6 +119,37 @@ def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         if debug:
             raise
         fail(str(error))
+
+
+def _run_sweep(workflow: str | None, values: dict[str, Any]) -> None:
+    """Emit every request of a JSON-lines file; flags apply to each; one error line per failure."""
+    from scriptast.sweep import run_sweep
+
+    path = values["requests"]
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot read {path}: {error.strerror}")
+    flags = split_flags(values)
+    if workflow is not None:
+        flags["workflow_type"] = workflow
+    jobs = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    progress = sys.stderr.isatty()
+    failures = 0
+    for done, (number, message) in enumerate(run_sweep(path, jobs, flags), start=1):
+        if message is not None:
+            failures += 1
+            sys.stderr.write(
+                ("\r" if progress else "") + f"error: {path} line {number}: {message}\n"
+            )
+        if progress:
+            bar = "#" * (30 * done // len(jobs))
+            sys.stderr.write(f"\r[{bar:<30}] {done}/{len(jobs)}")
+    if progress:
+        sys.stderr.write("\n")
+    sys.stdout.write(f"Generated {len(jobs) - failures} of {len(jobs)} jobs from {path}\n")
+    if failures:
+        raise typer.Exit(1)
 
 
 def _command(workflow: str | None) -> Callable[..., None]:

@@ -104,8 +104,9 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 def parse_commands(text: str) -> list[_Actual]:
     """Every simple command of `text` in source order, as raw word texts and redirects."""
-    import bashlex
+    from scriptast.emitters.bashlex_loader import import_bashlex
 
+    bashlex = import_bashlex()
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
         return []
     try:

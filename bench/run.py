@@ -1,0 +1,235 @@
+"""scriptast's speed and memory, side by side with its peers, in one run: `python bench/run.py`.
+
+Prints a table of medians and the ratios the performance targets are stated in. `--with-peers`
+installs submitit, simple_slurm and nemo_run into a separate virtual environment (PEERS_VENV,
+default /tmp/scriptast-peers) and measures them there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PEERS = ("submitit", "simple_slurm", "nemo_run")
+BENCH_REQUEST = ROOT / "examples" / "bench_local_slurm.json"
+
+
+def median_seconds(argv: list[str], runs: int, cwd: Path = ROOT) -> float:
+    """Median wall time of running argv `runs` times (after one warm-up run)."""
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_rss_mib(argv: list[str]) -> float:
+    """Peak resident memory of one run of argv, in MiB (from the child's rusage)."""
+    probe = (
+        "import resource, subprocess, sys; "
+        "subprocess.run(sys.argv[1:], capture_output=True, check=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *argv], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip()) / 1024
+
+
+def per_second(action: Callable[[], object], seconds: float = 1.0) -> float:
+    """How many times `action` runs per second (median of 5 timed batches)."""
+    action()
+    batch = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(batch):
+            action()
+        if time.perf_counter() - start > seconds / 10:
+            break
+        batch *= 2
+    rates = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(batch):
+            action()
+        rates.append(batch / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def library_rates() -> dict[str, float]:
+    """scriptast's build + emit of the bench script, without and with verification."""
+    sys.path.insert(0, str(ROOT))
+    from scriptast.builders.request import build_request, read_request_file
+    from scriptast.builders.resolve import resolve
+    from scriptast.builders.slurm_jobs import build_bench
+    from scriptast.emitters.bash import emit
+    from scriptast.emitters.verify import verify_emitted
+
+    os.chdir(ROOT)
+    job = resolve(build_request(read_request_file(str(BENCH_REQUEST)), {}))
+    script = build_bench(job)
+    text = emit(script, verify=False)
+    return {
+        "build_emit": per_second(lambda: emit(build_bench(job), verify=False)),
+        "build_emit_verify": per_second(lambda: emit(build_bench(job))),
+        "verify_only": per_second(lambda: verify_emitted(text, script)),
+        "resolve_build_emit_verify": per_second(lambda: emit(build_bench(resolve(job.request)))),
+    }
+
+
+PEER_SCRIPT = Path(__file__).resolve().parent / "peers.py"
+
+
+def ensure_peers(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    missing = [
+        p
+        for p in PEERS
+        if subprocess.run([str(python), "-c", f"import {p}"], capture_output=True).returncode != 0
+    ]
+    if missing:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *missing], check=False)
+    return python
+
+
+def write_sweep(folder: Path, count: int) -> Path:
+    """`count` requests: models x tp x pp x partitions, each into its own work_dir."""
+    models = [f"org/Model-{i}B" for i in range(1, 64)]
+    shapes = [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2), (8, 1)]
+    partitions = ["batch", "nogres"]
+    base = json.loads(BENCH_REQUEST.read_text())
+    lines = []
+    for index in range(count):
+        model = models[index % len(models)]
+        tp, pp = shapes[index % len(shapes)]
+        fields = {
+            **base,
+            "partition": partitions[index % 2],
+            "work_dir": str(folder / f"job{index:04d}"),
+            "bench_cmd": f"trtllm-bench --model {model} throughput --tp {tp} --pp {pp}",
+        }
+        lines.append(json.dumps(fields))
+    path = folder / "sweep.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--with-peers", action="store_true", help="measure submitit, simple_slurm, nemo_run"
+    )
+    parser.add_argument("--runs", type=int, default=15, help="repetitions per command (median)")
+    parser.add_argument("--sweep", type=int, default=1000, help="requests in the sweep")
+    args = parser.parse_args()
+    scriptast = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
+    rows: list[tuple[str, str]] = []
+
+    bare = median_seconds([sys.executable, "-c", "pass"], args.runs)
+    emit_s = median_seconds(
+        [scriptast, "emit", "--request", str(BENCH_REQUEST), "--stdout"], args.runs
+    )
+    help_s = median_seconds([scriptast, "--help"], args.runs)
+    version_s = median_seconds([scriptast, "--version"], args.runs)
+    import_s = median_seconds([sys.executable, "-c", "import scriptast"], args.runs)
+    rss = peak_rss_mib([scriptast, "emit", "--request", str(BENCH_REQUEST), "--stdout"])
+    rows += [
+        ("python -c pass", f"{bare * 1e3:.1f} ms"),
+        ("scriptast emit (verified, stdout)", f"{emit_s * 1e3:.1f} ms"),
+        ("scriptast --help", f"{help_s * 1e3:.1f} ms"),
+        ("scriptast --version", f"{version_s * 1e3:.1f} ms"),
+        (
+            "python -c 'import scriptast'",
+            f"{import_s * 1e3:.1f} ms  ({import_s / bare:.2f} x bare)",
+        ),
+        ("scriptast emit peak RSS", f"{rss:.1f} MiB"),
+    ]
+
+    rates = library_rates()
+    rows += [
+        ("library build+emit, no verify", f"{rates['build_emit']:.0f} scripts/s"),
+        ("library build+emit+verify", f"{rates['build_emit_verify']:.0f} scripts/s"),
+        ("verification alone", f"{1e3 / rates['verify_only']:.2f} ms/script"),
+        ("resolve+build+emit+verify", f"{rates['resolve_build_emit_verify']:.0f} jobs/s"),
+    ]
+
+    with tempfile.TemporaryDirectory(prefix="scriptast-sweep-") as folder:
+        sweep = write_sweep(Path(folder), args.sweep)
+        start = time.perf_counter()
+        subprocess.run(
+            [scriptast, "emit", "--requests", str(sweep)], cwd=ROOT, capture_output=True, check=True
+        )
+        sweep_s = time.perf_counter() - start
+    rows.append((f"sweep of {args.sweep} requests, files written", f"{sweep_s:.2f} s"))
+
+    ratios: list[tuple[str, str]] = []
+    if args.with_peers:
+        python = ensure_peers(Path(os.environ.get("PEERS_VENV", "/tmp/scriptast-peers")))
+        submitit_import = median_seconds([str(python), "-c", "import submitit"], args.runs)
+        rows.append(("python -c 'import submitit' (peers venv)", f"{submitit_import * 1e3:.1f} ms"))
+        peer = json.loads(
+            subprocess.run(
+                [str(python), str(PEER_SCRIPT)], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for name in PEERS:
+            rows.append(
+                (
+                    f"{name} build of the equivalent script",
+                    f"{peer[name]:.0f} scripts/s"
+                    if name in peer
+                    else f"not measured: {peer.get(name + '_error')}",
+                )
+            )
+        ratios.append(("emit / import submitit (target <= 1.0)", f"{emit_s / submitit_import:.2f}"))
+        ratios.append(
+            ("--help / import submitit (target <= 0.6)", f"{help_s / submitit_import:.2f}")
+        )
+        ratios.append(
+            ("--version / import submitit (target <= 0.6)", f"{version_s / submitit_import:.2f}")
+        )
+        if "submitit" in peer:
+            ratios.append(
+                (
+                    "library vs submitit throughput (target >= 1.0)",
+                    f"{rates['build_emit'] / peer['submitit']:.2f}",
+                )
+            )
+        if "nemo_run" in peer:
+            ratios.append(
+                (
+                    "library vs NeMo-Run throughput (target >= 50)",
+                    f"{rates['build_emit'] / peer['nemo_run']:.1f}",
+                )
+            )
+    ratios.append(("import scriptast / bare interpreter (target <= 2.0)", f"{import_s / bare:.2f}"))
+    ratios.append(("verified scripts/s (target >= 500)", f"{rates['build_emit_verify']:.0f}"))
+    ratios.append(("peak RSS MiB (target <= 60)", f"{rss:.1f}"))
+    ratios.append(("sweep s (target <= 3.0)", f"{sweep_s:.2f}"))
+
+    width = max(len(name) for name, _ in rows + ratios)
+    print(f"{'measure'.ljust(width)}  value")
+    for name, value in rows:
+        print(f"{name.ljust(width)}  {value}")
+    print()
+    print(f"{'ratio'.ljust(width)}  value")
+    for name, value in ratios:
+        print(f"{name.ljust(width)}  {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Import bashlex without rebuilding its LALR tables in every process.
+
+bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
+`LRTable(grammar)` (~140 ms). This loader computes the tables once, stores them as JSON in the
+user's cache folder (keyed by bashlex's version, its grammar's productions and the Python
+version), and on later imports hands yacc a table object holding the cached action/goto maps.
+The grammar itself is still built by bashlex; a cache that does not match it is ignored.
+Set SCRIPTAST_BASHLEX_CACHE=0 to import bashlex the plain way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_cached: dict[str, Any] | None = None
+_hits: list[bool] = []
+
+
+def cache_path() -> Path:
+    """`$XDG_CACHE_HOME/scriptast/bashlex-<python>.json` (or ~/.cache/...)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = f"{sys.implementation.cache_tag}"
+    return Path(base) / "scriptast" / f"bashlex-tables-{tag}.json"
+
+
+def _grammar_key(grammar: Any) -> str:
+    from importlib.metadata import version
+
+    text = "\n".join(str(p) for p in grammar.Productions)
+    return hashlib.sha256(f"{version('bashlex')}\n{text}".encode()).hexdigest()
+
+
+def _read_cache() -> dict[str, Any] | None:
+    try:
+        data: dict[str, Any] = json.loads(cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data
+
+
+class _CachedTable:
+    """What yacc's LRParser reads from an LRTable, filled from the cache."""
+
+    def __init__(self, grammar: Any, action: dict[int, Any], goto: dict[int, Any]) -> None:
+        self.grammar = grammar
+        self.lr_action = action
+        self.lr_goto = goto
+        self.lr_productions = grammar.Productions
+        self.sr_conflicts: list[Any] = []
+        self.rr_conflicts: list[Any] = []
+
+    def bind_callables(self, pdict: dict[str, Any]) -> None:
+        for production in self.lr_productions:
+            production.bind(pdict)
+
+
+def _int_keys(table: dict[str, dict[str, int]]) -> dict[int, dict[str, int]]:
+    return {int(state): dict(row) for state, row in table.items()}
+
+
+def _patch(yacc: ModuleType) -> None:
+    original = yacc.LRTable
+
+    def table(grammar: Any, log: Any = None) -> Any:
+        cached = _cached
+        if cached is not None and cached.get("key") == _grammar_key(grammar):
+            _hits.append(True)
+            return _CachedTable(grammar, _int_keys(cached["action"]), _int_keys(cached["goto"]))
+        return original(grammar, log)
+
+    yacc.LRTable = table  # type: ignore[attr-defined]
+    yacc._scriptast_original_table = original  # type: ignore[attr-defined]
+
+
+class _YaccPatcher(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self) -> None:
+        self.spec: importlib.machinery.ModuleSpec | None = None
+
+    def find_spec(
+        self, name: str, path: Any, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name != "bashlex.yacc":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return None
+        self.spec = spec
+        return importlib.machinery.ModuleSpec(name, self, origin=spec.origin)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        assert self.spec is not None and self.spec.loader is not None
+        module.__file__ = self.spec.origin
+        self.spec.loader.exec_module(module)
+        _patch(module)
+
+
+def import_bashlex() -> ModuleType:
+    """bashlex, with its parser tables from the cache when they match."""
+    global _cached
+    if "bashlex.parser" in sys.modules or os.environ.get("SCRIPTAST_BASHLEX_CACHE") == "0":
+        return importlib.import_module("bashlex")
+    _cached = _read_cache()
+    patcher = _YaccPatcher()
+    sys.meta_path.insert(0, patcher)
+    try:
+        bashlex = importlib.import_module("bashlex")
+    finally:
+        sys.meta_path.remove(patcher)
+    parser = sys.modules["bashlex.parser"]
+    yacc = sys.modules["bashlex.yacc"]
+    yacc.LRTable = getattr(yacc, "_scriptast_original_table", yacc.LRTable)  # type: ignore[attr-defined]
+    if not _hits:
+        _write_cache(parser)
+    return bashlex
+
+
+def _write_cache(parser: ModuleType) -> None:
+    built = parser.yaccparser
+    grammar_key = _grammar_key(_Productions(built.productions))
+    data = {
+        "key": grammar_key,
+        "action": {str(k): dict(v) for k, v in built.action.items()},
+        "goto": {str(k): dict(v) for k, v in built.goto.items()},
+    }
+    path = cache_path()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".bashlex-", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(data, stream, separators=(",", ":"))
+        os.replace(temporary, path)
+
+
+class _Productions:
+    def __init__(self, productions: Any) -> None:
+        self.Productions = productions

@@ -1,0 +1,132 @@
+"""Start-up: what `import scriptast` loads, and the bashlex table cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("typer", "rich", "pydantic", "bashlex", "click", "yaml")
+
+
+def _loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_scriptast_loads_no_heavy_module() -> None:
+    assert not _loaded_after("import scriptast") & set(HEAVY)
+
+
+def test_building_and_emitting_without_verification_loads_no_heavy_module() -> None:
+    code = (
+        "from scriptast import Script, cmd, emit, SrunStep, Payload, PyxisContainer\n"
+        "emit(Script(body=(SrunStep(container=PyxisContainer(image='i'), "
+        "payload=Payload(body=(cmd('true'),))),)), verify=False)"
+    )
+    assert not _loaded_after(code) & set(HEAVY)
+
+
+def test_version_does_not_import_typer() -> None:
+    code = "import sys\nsys.argv = ['scriptast', '--version']\nfrom scriptast.entry import main\nmain()"
+    assert "typer" not in _loaded_after(code)
+
+
+def test_cached_bashlex_tables_equal_freshly_built_ones(tmp_path: Path) -> None:
+    code = (
+        "import json\n"
+        "from scriptast.emitters.bashlex_loader import import_bashlex\n"
+        "b = import_bashlex()\n"
+        "p = b.parser.yaccparser\n"
+        'text = "for a in x; do if [ \\"$a\\" != y ]; then echo \'q\'\\"$a\\"; fi; done"\n'
+        "print(json.dumps([{str(k): dict(v) for k, v in p.action.items()}, "
+        "{str(k): dict(v) for k, v in p.goto.items()}, b.parse(text)[0].dump()]))\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+
+    def run(extra: dict[str, str]) -> str:
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**env, **extra},
+        )
+        return result.stdout.strip().splitlines()[-1]
+
+    plain = run({"SCRIPTAST_BASHLEX_CACHE": "0"})
+    assert not (tmp_path / "scriptast").exists()
+    first = run({})
+    cache = next((tmp_path / "scriptast").glob("bashlex-tables-*.json"))
+    assert json.loads(cache.read_text())["key"]
+    second = run({})
+    assert plain == first == second
+
+
+def test_a_stale_cache_is_ignored(tmp_path: Path) -> None:
+    folder = tmp_path / "scriptast"
+    folder.mkdir()
+    tag = sys.implementation.cache_tag
+    (folder / f"bashlex-tables-{tag}.json").write_text(
+        json.dumps({"key": "stale", "action": {}, "goto": {}})
+    )
+    code = "from scriptast.emitters.bashlex_loader import import_bashlex\nprint(len(import_bashlex().parse('echo hi')))"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )
+    assert result.stdout.strip() == "1"
+    assert json.loads((folder / f"bashlex-tables-{tag}.json").read_text())["key"] != "stale"
+
+
+def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from scriptast.cli import app
+
+    root = Path(__file__).resolve().parent.parent
+    base = json.loads((root / "examples/bench_local_slurm.json").read_text())
+    lines = [
+        json.dumps(
+            {
+                **base,
+                "work_dir": str(tmp_path / f"w{i}"),
+                "bench_cmd": f"trtllm-bench --model org/M{i} throughput --tp {1 + i % 2}",
+            }
+        )
+        for i in range(40)
+    ]
+    lines.insert(5, "{not json")
+    lines.insert(9, json.dumps({**base, "work_dir": str(tmp_path / "bad"), "partition": "nope"}))
+    sweep = tmp_path / "sweep.jsonl"
+    sweep.write_text("\n".join(lines) + "\n")
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        result = CliRunner().invoke(app, ["emit", "--requests", str(sweep)])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1
+    assert "Generated 40 of 42 jobs" in result.stdout
+    errors = result.stderr.splitlines()
+    assert (
+        len(errors) == 2
+        and "line 6: not JSON" in errors[0]
+        and "line 10: partition 'nope'" in errors[1]
+    )
+    assert all((tmp_path / f"w{i}" / "job_spec.json").is_file() for i in range(40))
+    assert not (tmp_path / "bad").exists()
+    spec = json.loads((tmp_path / "w1" / "job_spec.json").read_text())
+    assert spec["model_name"] == "m1" and spec["slurm_params"]["ntasks"] == 2
