@@ -6,30 +6,12 @@ Run by bench/run.py with the peers' interpreter; prints {peer: scripts per secon
 from __future__ import annotations
 
 import json
-import statistics
-import time
-from collections.abc import Callable
+import sys
+from pathlib import Path
 from typing import Any
 
-
-def per_second(action: Callable[[], object], seconds: float = 1.0) -> float:
-    action()
-    batch = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(batch):
-            action()
-        if time.perf_counter() - start > seconds / 10:
-            break
-        batch *= 2
-    rates = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(batch):
-            action()
-        rates.append(batch / (time.perf_counter() - start))
-    return statistics.median(rates)
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import per_second
 
 COMMAND = (
     "trtllm-llmapi-launch trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct "

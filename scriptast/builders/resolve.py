@@ -280,21 +280,24 @@ def resolve(
     trail.add("job_name", job_name, "model_name + workflow suffix")
 
     slurm: SlurmParams | None = None
-    if is_slurm and category != "perf_sanity":
+    if is_slurm:
         assert request.partition and request.account
         limit, limit_source = slurm_params.time_limit(request.time_limit, partition)
         trail.add("time_limit", limit, limit_source)
         plugin, plugin_source = slurm_params.mpi_plugin(env, arch.pmix_trusted)
-        trail.add("mpi_plugin", plugin, plugin_source)
-        gres = f"gpu:{par.ntasks_per_node if category != 'pytest' else par.required_devices.value}"
-        gres_value = gres if slurm_params.uses_gres(partition) else None
-        trail.add(
-            "gres",
-            gres_value or "(none)",
-            f"partition gres {partition.gres if partition else None}",
-        )
-        trail.add("nodes", par.nodes, "single node")
-        trail.add("ntasks", par.ntasks, "1 for pytest" if category == "pytest" else "world_size")
+        gres_value = None
+        if category != "perf_sanity":
+            trail.add("mpi_plugin", plugin, plugin_source)
+            per_node_need = (
+                par.required_devices.value if category == "pytest" else par.ntasks_per_node
+            )
+            gres_value = f"gpu:{per_node_need}" if slurm_params.uses_gres(partition) else None
+            gres_source = f"partition gres {partition.gres if partition else None}"
+            trail.add("gres", gres_value or "(none)", gres_source)
+            trail.add("nodes", par.nodes, "single node")
+            trail.add(
+                "ntasks", par.ntasks, "1 for pytest" if category == "pytest" else "world_size"
+            )
         slurm = SlurmParams(
             partition=request.partition,
             account=request.account,
@@ -304,22 +307,6 @@ def resolve(
             ntasks_per_node=par.ntasks_per_node,
             gpus_per_node=per_node.value if per_node else None,
             gres=gres_value,
-            mpi_plugin=plugin,
-        )
-    elif is_slurm:
-        limit, limit_source = slurm_params.time_limit(request.time_limit, partition)
-        trail.add("time_limit", limit, limit_source)
-        assert request.partition and request.account
-        plugin, plugin_source = slurm_params.mpi_plugin(env, arch.pmix_trusted)
-        slurm = SlurmParams(
-            partition=request.partition,
-            account=request.account,
-            time_limit=limit,
-            nodes=par.nodes,
-            ntasks=par.ntasks,
-            ntasks_per_node=par.ntasks_per_node,
-            gpus_per_node=per_node.value if per_node else None,
-            gres=None,
             mpi_plugin=plugin,
         )
     if per_node is not None:
