@@ -283,3 +283,62 @@ def test_verify_good_and_bad_scripts(site: Site, tmp_path: Path) -> None:
     unparsable = tmp_path / "broken.sh"
     unparsable.write_text("echo 'unterminated\n")
     assert runner.invoke(app, ["verify", str(unparsable)]).exit_code == 1
+
+
+EXAMPLES = sorted(
+    p.name for p in (ROOT / "examples").glob("*_*.json") if p.name != "slurm_env.json"
+)
+
+
+def test_examples_cover_every_category_and_scenario() -> None:
+    pairs = {tuple(name.removesuffix(".json").rsplit("_", 2)[-2:]) for name in EXAMPLES}
+    stems = {name.removesuffix(".json") for name in EXAMPLES}
+    for workflow in ("pytest", "bench", "eval", "custom"):
+        for scenario in ("local_slurm", "remote_slurm", "local_docker"):
+            assert f"{workflow}_{scenario}" in stems, (workflow, scenario, pairs)
+    assert {"perf_sanity_local_slurm", "perf_sanity_remote_slurm"} <= stems
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_example_emits(name: str, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    shutil.copytree(ROOT / "tests/fixtures", tmp_path / "tests/fixtures")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = runner.invoke(app, ["emit", "--request", f"examples/{name}"])
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    spec = json.loads((tmp_path / "out" / name.removesuffix(".json") / "job_spec.json").read_text())
+    assert spec["execution_scenario"] in name
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{nope", "is not JSON"),
+        ('{"partitions": 3}', "wrong shape"),
+        (None, "did not run Step 2.5"),
+    ],
+)
+def test_bad_slurm_env_end_to_end(site: Site, content: str | None, message: str) -> None:
+    if content is None:
+        site.slurm_env.unlink()
+    else:
+        site.slurm_env.write_text(content)
+    result = emit(site, "bench", bench_cmd="trtllm-bench throughput")
+    assert (
+        result.exit_code == 1 and message in result.stderr and len(result.stderr.splitlines()) == 1
+    )
+    assert not site.work("job").exists()
+
+
+def test_unknown_workflow_type_in_a_request_file(site: Site, tmp_path: Path) -> None:
+    request = tmp_path / "r.json"
+    request.write_text(json.dumps(site.fields(workflow_type="benchmark")))
+    result = runner.invoke(app, ["emit", "--request", str(request)])
+    assert (
+        result.exit_code == 1
+        and "known workflow_type values: pytest, eval, bench, custom, perf_sanity" in result.stderr
+    )

@@ -149,3 +149,15 @@ def test_docker_mount_fields_read_back_as_csv(path: str) -> None:
 def test_docker_mount_refuses_newline() -> None:
     with pytest.raises(QuoteError, match="docker"):
         quote.docker_mount("/a\nb", "/t", readonly=True)
+
+
+@given(st.text(), st.text())
+def test_a_nul_anywhere_is_refused_in_every_context(head: str, tail: str) -> None:
+    value = head + "\0" + tail
+    for encode in (
+        quote.bash_word,
+        quote.sbatch_value,
+        lambda v: quote.docker_mount("/" + v, "/t", readonly=False),
+    ):
+        with pytest.raises(QuoteError):
+            encode(value)
