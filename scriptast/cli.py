@@ -11,16 +11,18 @@ from typing import Any, NoReturn
 
 import typer
 
+from scriptast import cli_help
 from scriptast.cli_fields import OUTPUT, request_parameters, split_flags
 
 app = typer.Typer(
     name="scriptast",
     help="Write verified Slurm/pyxis scripts and docker commands for TensorRT-LLM jobs.",
-    no_args_is_help=True,
+    epilog=cli_help.OVERVIEW,
     pretty_exceptions_enable=False,
 )
 emit_app = typer.Typer(
     help="Resolve a job request and write its script and job_spec.json into work_dir.",
+    epilog=cli_help.EMIT,
     pretty_exceptions_enable=False,
 )
 app.add_typer(emit_app, name="emit")
@@ -34,10 +36,24 @@ WORKFLOWS = {
 }
 
 
+def _colour(text: str, code: str) -> str:
+    """ANSI colour on a terminal, unless NO_COLOR is set."""
+    import os
+
+    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+        return text
+    return f"\x1b[{code}m{text}\x1b[0m"
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """`error: <message>` on stderr and exit."""
-    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.write(f"{_colour('error:', '1;31')} {message}\n")
     raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """`warning: <message>` on stderr."""
+    sys.stderr.write(f"{_colour('warning:', '1;33')} {message}\n")
 
 
 def _version(value: bool) -> None:
@@ -48,18 +64,22 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def main_callback(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Write verified Slurm/pyxis scripts and docker commands for TensorRT-LLM jobs."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
 
 
 def _output(flag: str, help_text: str) -> Any:
     return typer.Option(
-        None if flag in ("--request", "--requests") else False,
+        None if flag in ("--request", "--requests", "--shell") else False,
         flag,
         help=help_text,
         rich_help_panel=OUTPUT,
@@ -74,6 +94,8 @@ _OUTPUT_OPTIONS: tuple[tuple[str, type, Any], ...] = (
         _output("--requests", "A sweep: one JSON request a line, each its own work_dir."),
     ),
     ("stdout", bool, _output("--stdout", "Print the script instead of writing files.")),
+    ("shell", str, _output("--shell", "With --stdout, quote the docker command for this shell.")),
+    ("json", bool, _output("--json", "Print the result (files, job_spec) as JSON.")),
     ("explain", bool, _output("--explain", "Print where every value came from (on stderr).")),
     ("debug", bool, _output("--debug", "Show a traceback on errors.")),
 )
@@ -108,17 +130,53 @@ def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         if values.get("explain"):
             sys.stderr.write(output.job.explain())
         for warning in output.warnings:
-            sys.stderr.write(f"warning: {warning}\n")
+            warn(warning)
         if values.get("stdout"):
-            main = next(f for f in output.files if f.path == output.main_script)
-            sys.stdout.write(main.text)
+            sys.stdout.write(_stdout_text(output, values.get("shell")))
             return
         write_outputs(output)
-        sys.stdout.write(output.summary)
+        if values.get("json"):
+            sys.stdout.write(_json_result(output))
+        else:
+            sys.stdout.write(output.summary)
     except ScriptastError as error:
         if debug:
             raise
         fail(str(error))
+
+
+def _stdout_text(output: Any, shell: str | None) -> str:
+    """The main script; a docker job on a terminal (or with --shell) as a command for the shell."""
+    main = next(f for f in output.files if f.path == output.main_script)
+    if not output.job.is_docker or (shell is None and not sys.stdout.isatty()):
+        return str(main.text)
+    from scriptast.emitters.shells import QUOTERS, detect_shell, quoter_for
+
+    if shell is not None and shell.lower() not in QUOTERS:
+        fail(f"unknown --shell {shell!r}; known: {', '.join(sorted(QUOTERS))}", 2)
+    from scriptast.builders.docker_job import build_docker
+    from scriptast.emitters.bash import BashEmitter
+    from scriptast.words import literal_text
+
+    run = build_docker(output.job).body[0]
+    lines = BashEmitter().docker_lines(run)  # type: ignore[arg-type]
+    words = [[literal_text(w) or "" for w in line] for line in lines]
+    return quoter_for(shell or detect_shell()).command(words)
+
+
+def _json_result(output: Any) -> str:
+    """The machine-readable result of an emit: files written, main script, job_spec, warnings."""
+    import json
+
+    result = {
+        "files": [f.path for f in output.files],
+        "script": output.main_script,
+        "job_spec": json.loads(
+            next(f.text for f in output.files if f.path.endswith("job_spec.json"))
+        ),
+        "warnings": list(output.warnings),
+    }
+    return json.dumps(result, indent=2) + "\n"
 
 
 def _run_sweep(workflow: str | None, values: dict[str, Any]) -> None:
@@ -181,7 +239,9 @@ _emit_group.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 emit_app.callback(invoke_without_command=True)(_emit_group)
 
 for _name, (_workflow, _help) in WORKFLOWS.items():
-    emit_app.command(name=_name, help=_help)(_command(_workflow))
+    emit_app.command(name=_name, help=_help, epilog=cli_help.WORKFLOW_EXAMPLES[_name])(
+        _command(_workflow)
+    )
 
 
 class SchemaName(StrEnum):
@@ -191,7 +251,7 @@ class SchemaName(StrEnum):
     slurm_env = "slurm-env"
 
 
-@app.command()
+@app.command(epilog=cli_help.SCHEMA)
 def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")) -> None:
     """Print a JSON Schema derived from scriptast's types."""
     import msgspec
@@ -211,13 +271,25 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     sys.stdout.write(msgspec.json.format(schema_json, indent=2).decode() + "\n")
 
 
-@app.command()
+@app.command(epilog=cli_help.VERIFY)
 def verify(
     files: list[Path] = typer.Argument(..., help="Scripts to check."),
+    slurm_env_file: Path | None = typer.Option(
+        None, "--slurm-env-file", help="Also check partition, GPUs, time and --mpi against it."
+    ),
 ) -> None:
     """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
     from scriptast.emitters.lint import lint_text
 
+    env = None
+    if slurm_env_file is not None:
+        from scriptast.builders.slurm_env import load_slurm_env
+        from scriptast.errors import ScriptastError
+
+        try:
+            env = load_slurm_env(str(slurm_env_file), "verify").env
+        except ScriptastError as error:
+            fail(str(error))
     failed = False
     for path in files:
         try:
@@ -225,16 +297,21 @@ def verify(
         except OSError as error:
             fail(f"cannot read {path}: {error.strerror}")
         report = lint_text(text, context=str(path))
-        for finding in report.findings:
+        findings = list(report.findings)
+        if env is not None:
+            from scriptast.emitters.cluster_check import check_against
+
+            findings += check_against(report, env, str(path))
+        for finding in findings:
             failed = True
             sys.stderr.write(f"{finding.where}: {finding.message}\n")
-        if not report.findings:
+        if not findings:
             sys.stdout.write(f"{path}: ok\n")
     if failed:
         raise typer.Exit(1)
 
 
-@app.command("probe-slurm")
+@app.command("probe-slurm", epilog=cli_help.PROBE)
 def probe_slurm(
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here, not stdout."),
 ) -> None:

@@ -31,3 +31,28 @@ def test_readme_gives_two_setup_commands_and_ci_runs_the_test_one() -> None:
     assert "scriptast emit --request examples/" in commands[0]
     ci = (README.parent / ".ci/run").read_text()
     assert commands[1] in ci
+
+
+def test_readme_tour_output_is_what_the_commands_print(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    root = README.parent
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    shutil.copytree(root / "tests/fixtures", tmp_path / "tests/fixtures")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "HOME": "/home/alice",
+    }
+    env.pop("NO_COLOR", None)
+    blocks = re.findall(r"<!-- tour -->\n```console\n\$ (.*?)\n(.*?)```", README.read_text(), re.S)
+    assert len(blocks) >= 5
+    for command, expected in blocks:
+        result = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        shown = (result.stdout + result.stderr).replace(str(tmp_path), "/path/to/scriptast")
+        assert shown == expected, command

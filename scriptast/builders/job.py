@@ -114,7 +114,8 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     def explain(self) -> str:
         """The resolution trail as an aligned table: field, value, source."""
         rows = [("field", "value", "source"), *((e.field, e.value, e.source) for e in self.trail)]
-        widths = [max(len(row[i]) for row in rows) for i in range(2)]
-        lines = [f"{f.ljust(widths[0])}  {v.ljust(widths[1])}  {s}" for f, v, s in rows]
-        lines.insert(1, "-" * len(lines[0]))
+        field_width = max(len(row[0]) for row in rows)
+        value_width = min(max(len(row[1]) for row in rows), 40)
+        lines = [f"{f.ljust(field_width)}  {v.ljust(value_width)}  {s}" for f, v, s in rows]
+        lines.insert(1, "-" * (field_width + value_width + 10))
         return "\n".join(lines) + "\n"

@@ -65,8 +65,15 @@ def lint_text(text: str, *, context: str = "script") -> Report:
             except VerifyError as error:
                 findings.append(Finding(f"{context}:{number}", str(error)))
                 continue
-            for token in tokens:
+            index = 0
+            while index < len(tokens):
+                token = tokens[index]
+                if token in _SHORT and index + 1 < len(tokens):
+                    directives.append(Directive(number, _SHORT[token], tokens[index + 1]))
+                    index += 2
+                    continue
                 directives.append(_directive(token, number, context, findings))
+                index += 1
         elif stripped and not stripped.startswith("#") and first_command is None:
             first_command = number
     try:
@@ -94,6 +101,12 @@ def lint_text(text: str, *, context: str = "script") -> Report:
             inner = lint_text(words[2], context=f"{context}: srun payload")
             findings.extend(inner.findings)
     return Report(tuple(findings), tuple(d for d in directives if d.name), tuple(steps))
+
+
+_SHORT = {
+    "-p": "partition", "-A": "account", "-t": "time", "-N": "nodes", "-n": "ntasks",
+    "-J": "job-name", "-o": "output", "-e": "error", "-G": "gpus",
+}  # fmt: skip
 
 
 def _directive(token: str, line: int, context: str, findings: list[Finding]) -> Directive:

@@ -11,7 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:?usage: cluster.sh up|down|install-deps DIR}
 
 install_deps() {
-    local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev)
+    # fish is not Slurm's: the shell-quoting tests run it for real.
+    local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

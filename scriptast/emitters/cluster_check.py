@@ -1,0 +1,76 @@
+"""Check a script's #SBATCH directives and srun steps against a cluster's slurm_env.json:
+the partition exists, GPUs fit a node, the time fits the partition, the MPI plugin exists."""
+
+from __future__ import annotations
+
+from scriptast.builders.slurm_env import SlurmEnv
+from scriptast.builders.slurm_params import gres_gpus
+from scriptast.builders.suggest import did_you_mean
+from scriptast.emitters.lint import Finding, Report
+from scriptast.errors import ModelError
+from scriptast.slurm_time import parse_time_limit
+
+
+def check_against(report: Report, env: SlurmEnv, context: str) -> list[Finding]:
+    """Findings of `report`'s directives and steps that the cluster would refuse."""
+    found: list[Finding] = []
+    values = {d.name: (d.line, d.value) for d in report.directives}
+    line, name = values.get("partition", (0, env.default_partition))
+    where = f"{context}:{line}" if line else context
+    partition = env.partition(name) if name else None
+    if name and partition is None:
+        known = [p.name for p in env.partitions]
+        found.append(
+            Finding(
+                where,
+                f"partition {name!r} is not in slurm_env.json (known: "
+                f"{', '.join(known)}){did_you_mean(name, known)}",
+            )
+        )
+    if partition is None:
+        return found
+    per_node = partition.gpus_per_node or gres_gpus(partition.gres)
+    requested = [(values["gres"][0], values["gres"][1])] if "gres" in values else []
+    requested += [(0, step.gres) for step in report.srun_steps if step.gres]
+    for number, gres in requested:
+        count = gres_gpus(gres)
+        spot = f"{context}:{number}" if number else f"{context}: srun"
+        if count is None:
+            continue
+        if not str(partition.gres or "").startswith("gpu:"):
+            found.append(
+                Finding(spot, f"--gres={gres}: partition {partition.name!r} has no GPU gres")
+            )
+        elif per_node is not None and count > per_node:
+            found.append(
+                Finding(
+                    spot,
+                    f"--gres={gres} asks for {count} GPUs; nodes of "
+                    f"{partition.name!r} have {per_node}",
+                )
+            )
+    if "time" in values and partition.time_limit:
+        number, text = values["time"]
+        try:
+            wanted, limit = parse_time_limit(text or ""), parse_time_limit(partition.time_limit)
+        except ModelError as error:
+            found.append(Finding(f"{context}:{number}", str(error)))
+        else:
+            if wanted is not None and limit is not None and wanted > limit:
+                found.append(
+                    Finding(
+                        f"{context}:{number}",
+                        f"--time={text} exceeds partition "
+                        f"{partition.name!r} MaxTime {partition.time_limit}",
+                    )
+                )
+    available = env.pmix.available
+    for step in report.srun_steps:
+        if step.mpi and available and step.mpi not in available and step.mpi != "none":
+            found.append(
+                Finding(
+                    f"{context}: srun",
+                    f"--mpi={step.mpi} is not available (cluster offers: {', '.join(available)})",
+                )
+            )
+    return found

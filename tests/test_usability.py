@@ -1,0 +1,349 @@
+"""What a person meets first: help with examples, completion, errors, shells, stdin and --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from scriptast.cli import app, fail
+from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
+from scriptast.errors import QuoteError
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = [
+    [],
+    ["emit"],
+    ["verify"],
+    ["schema"],
+    ["probe-slurm"],
+    *[["emit", w] for w in ("pytest", "eval", "bench", "custom", "perf-sanity")],
+]
+NASTY = st.text(
+    alphabet=st.one_of(
+        st.characters(blacklist_categories=("Cs", "Cc")),
+        st.sampled_from("'\"$`\\!*?[]{}()<>|&;#~=%,:@ \t\n"),
+    )
+)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "scriptast")
+def test_every_help_has_a_summary_and_examples(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0
+    assert "Examples:" in result.stdout and "$ scriptast" in result.stdout
+    if command[:1] == ["emit"] and len(command) == 2:
+        for panel in ("Job", "Cluster", "Container and models", "Output"):
+            assert f"─ {panel} " in result.stdout, panel
+
+
+def test_scriptast_alone_prints_the_overview() -> None:
+    result = runner.invoke(app, [])
+    assert result.exit_code == 0 and "Commands" in result.stdout and "emit" in result.stdout
+
+
+def _help_examples() -> list[str]:
+    from scriptast import cli_help
+
+    texts = [cli_help.OVERVIEW, cli_help.EMIT, *cli_help.WORKFLOW_EXAMPLES.values()]
+    return sorted(
+        {
+            line.strip()[2:]
+            for text in texts
+            for line in text.splitlines()
+            if line.strip().startswith("$ scriptast emit")
+            and "--request examples/" in line
+            or line.strip().startswith("$ scriptast emit")
+            and "--work-dir" in line
+        }
+    )
+
+
+@pytest.mark.parametrize("example", _help_examples())
+def test_help_examples_run(example: str, tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    shutil.copytree(ROOT / "tests/fixtures", tmp_path / "tests/fixtures")
+    argv = shlex.split(example)[1:]
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = runner.invoke(app, argv)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts(shell: str) -> None:
+    result = runner.invoke(app, ["--show-completion", shell])
+    assert result.exit_code == 0 and "_SCRIPTAST_COMPLETE" in result.stdout
+
+
+def _complete(env: dict[str, str]) -> list[str]:
+    script = Path(sys.executable).parent / "scriptast"
+    out = subprocess.run(
+        [str(script)], env={**os.environ, **env}, cwd=ROOT, capture_output=True, text=True
+    )
+    return out.stdout.split()
+
+
+def test_partition_names_complete_from_the_slurm_env_given_earlier() -> None:
+    words = "scriptast emit bench --slurm-env-file examples/slurm_env.json --partition "
+    assert _complete(
+        {"_SCRIPTAST_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": "6"}
+    ) == ["batch", "arm", "nogres", "unknown_arch"]
+    fish = _complete(
+        {
+            "_SCRIPTAST_COMPLETE": "complete_fish",
+            "_TYPER_COMPLETE_FISH_ACTION": "get-args",
+            "_TYPER_COMPLETE_ARGS": words + "n",
+        }
+    )
+    assert fish == ["nogres"]
+    accounts = "scriptast emit bench --slurm-env-file examples/slurm_env.json --account "
+    assert _complete(
+        {"_SCRIPTAST_COMPLETE": "complete_bash", "COMP_WORDS": accounts, "COMP_CWORD": "6"}
+    ) == ["coreai_trtllm", "perf_qa"]
+
+
+def test_errors_are_coloured_only_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import typer
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    with pytest.raises(typer.Exit):
+        fail("boom")
+    assert capsys.readouterr().err == "\x1b[1;31merror:\x1b[0m boom\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    with pytest.raises(typer.Exit):
+        fail("boom")
+    assert capsys.readouterr().err == "error: boom\n"
+
+
+def test_debug_shows_the_exception_and_default_shows_one_line(tmp_path: Path) -> None:
+    argv = [
+        "emit",
+        "bench",
+        "--execution-scenario",
+        "local_slurm",
+        "--work-dir",
+        str(tmp_path / "w"),
+        "--repo-root",
+        str(tmp_path),
+    ]
+    quiet = runner.invoke(app, argv)
+    assert (
+        quiet.exit_code == 1 and quiet.stderr.count("\n") == 1 and "Traceback" not in quiet.stderr
+    )
+    loud = runner.invoke(app, [*argv, "--debug"])
+    assert loud.exception is not None and type(loud.exception).__name__ == "ResolveError"
+
+
+def test_json_result_and_stdin(tmp_path: Path) -> None:
+    fields = json.loads((ROOT / "examples/eval_local_slurm.json").read_text())
+    fields = {
+        k: (str(ROOT / v) if k in ("repo_root", "slurm_env_file", "models_path") else v)
+        for k, v in fields.items()
+    }
+    fields["work_dir"] = str(tmp_path / "w")
+    result = runner.invoke(app, ["emit", "--request", "-", "--json"], input=json.dumps(fields))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["script"] == str(tmp_path / "w/llama_3_1_8b_instruct_eval.slurm")
+    assert sorted(data["files"]) == sorted(str(p) for p in (tmp_path / "w").iterdir())
+    assert data["job_spec"]["slurm_params"]["mpi_plugin"] == "pmix_v4" and data["warnings"] == []
+
+
+# --- the docker command for the user's shell ----------------------------------------------
+
+
+def _docker_stdout(shell: str) -> str:
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = runner.invoke(
+            app,
+            [
+                "emit",
+                "--request",
+                "examples/custom_local_docker.json",
+                "--stdout",
+                "--shell",
+                shell,
+            ],
+        )
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _expected_docker_words() -> list[str]:
+    bash_text = _docker_stdout("bash")
+    probe = 'docker() { printf "%s\\0" "$@"; }\n' + bash_text
+    out = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", probe], capture_output=True, check=True
+    )
+    return out.stdout.decode().split("\0")[:-1]
+
+
+def test_docker_command_for_bash_runs_as_the_file_does() -> None:
+    words = _expected_docker_words()
+    assert words[:3] == ["run", "--rm", "--net=host"] and words[-3:-1] == ["bash", "-c"]
+    assert "pip install -e ." in words[-1]
+
+
+@pytest.mark.skipif(
+    shutil.which("fish") is None and os.environ.get("CI") != "true", reason="fish not installed"
+)
+def test_docker_command_for_fish_gives_the_same_argv() -> None:
+    text = _docker_stdout("fish")
+    assert " \\\n    " in text
+    probe = "function docker; printf '%s\\0' $argv; end\n" + text
+    out = subprocess.run(["fish", "--no-config", "-c", probe], capture_output=True, check=True)
+    assert out.stdout.decode().split("\0")[:-1] == _expected_docker_words()
+
+
+def _read_pwsh(text: str) -> list[str]:
+    """PowerShell's reading of our output, by its documented rules: words separated by blanks,
+    single-quoted strings verbatim with '' for ', a backtick at line end continues the line."""
+    text = text.replace(" `\n", " ")
+    words, index = [], 0
+    while index < len(text):
+        if text[index] in " \t\n":
+            index += 1
+            continue
+        if text[index] == "'":
+            chunk, index = [], index + 1
+            while True:
+                if text[index] == "'" and text[index + 1 : index + 2] == "'":
+                    chunk.append("'")
+                    index += 2
+                elif text[index] == "'":
+                    index += 1
+                    break
+                else:
+                    chunk.append(text[index])
+                    index += 1
+            words.append("".join(chunk))
+        else:
+            end = index
+            while end < len(text) and text[end] not in " \t\n":
+                end += 1
+            words.append(text[index:end])
+            index = end
+    return words
+
+
+def test_docker_command_for_pwsh_by_its_documented_rules() -> None:
+    text = _docker_stdout("pwsh")
+    assert text.startswith("docker run `\n")
+    assert _read_pwsh(text)[1:] == _expected_docker_words()
+
+
+@settings(max_examples=300)
+@given(NASTY)
+def test_fish_quoting_survives_real_fish(value: str) -> None:
+    if shutil.which("fish") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("fish is not installed; .ci/run installs it")
+        return
+    out = subprocess.run(
+        ["fish", "--no-config", "-c", f"printf '%s\\0' {FishQuoter().word(value)}"],
+        capture_output=True,
+        check=True,
+    )
+    assert out.stdout == value.encode() + b"\0"
+
+
+@given(NASTY)
+def test_pwsh_quoting_by_documented_rules(value: str) -> None:
+    word = PwshQuoter().word(value)
+    if word.startswith("'"):
+        assert _read_pwsh(word) == [value] or (value.strip() == "" and _read_pwsh(word) == [value])
+        assert not any(c in word[1:-1].replace("''", "") for c in "'\u2018\u2019\u201a\u201b")
+    else:
+        assert re.fullmatch(r"[A-Za-z0-9_+=:./-]+", word) and word == value
+
+
+def test_shell_detection_falls_back_to_posix() -> None:
+    assert type(quoter_for(None)) is ShellQuoter and type(quoter_for("tcsh")) is ShellQuoter
+    assert type(quoter_for("fish")) is FishQuoter and type(quoter_for("PowerShell")) is PwshQuoter
+    with pytest.raises(QuoteError):
+        FishQuoter().word("a\0b")
+    result = runner.invoke(
+        app,
+        [
+            "emit",
+            "--request",
+            str(ROOT / "examples/bench_local_docker.json"),
+            "--stdout",
+            "--shell",
+            "tcsh",
+        ],
+    )
+    assert result.exit_code == 2 and "unknown --shell 'tcsh'" in result.stderr
+
+
+# --- verify against a cluster ------------------------------------------------------------
+
+GOOD = """#!/bin/bash
+#SBATCH -p arm
+#SBATCH --gres=gpu:4 --time=02:00:00
+srun --mpi=pmix_v4 --gres=gpu:2 --container-image=nvcr.io#nvidia/x:1 bash -c 'echo hi'
+"""
+
+
+def test_verify_against_slurm_env(tmp_path: Path) -> None:
+    env = str(ROOT / "examples/slurm_env.json")
+    good = tmp_path / "good.slurm"
+    good.write_text(GOOD)
+    ok = runner.invoke(app, ["verify", str(good), "--slurm-env-file", env])
+    assert ok.exit_code == 0, ok.output
+    bad = tmp_path / "bad.slurm"
+    bad.write_text(
+        GOOD.replace("gpu:4 ", "gpu:8 ")
+        .replace("02:00:00", "9:00:00")
+        .replace("pmix_v4", "pmix_v5")
+    )
+    result = runner.invoke(app, ["verify", str(bad), "--slurm-env-file", env])
+    assert result.exit_code == 1
+    assert "asks for 8 GPUs; nodes of 'arm' have 4" in result.stderr
+    assert "--time=9:00:00 exceeds partition 'arm' MaxTime 8:00:00" in result.stderr
+    assert "--mpi=pmix_v5 is not available (cluster offers: pmi2, pmix, pmix_v4)" in result.stderr
+    other = tmp_path / "other.slurm"
+    other.write_text("#!/bin/bash\n#SBATCH --partition=bach\n#SBATCH --gres=gpu:1\ntrue\n")
+    result = runner.invoke(app, ["verify", str(other), "--slurm-env-file", env])
+    assert (
+        "partition 'bach' is not in slurm_env.json" in result.stderr
+        and "did you mean 'batch'" in result.stderr
+    )
+    nogres = tmp_path / "nogres.slurm"
+    nogres.write_text("#!/bin/bash\n#SBATCH --partition=nogres\n#SBATCH --gres=gpu:1\ntrue\n")
+    assert (
+        "has no GPU gres"
+        in runner.invoke(app, ["verify", str(nogres), "--slurm-env-file", env]).stderr
+    )
+
+
+def test_pre_commit_hook_definition() -> None:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = hooks
+    assert hook["id"] == "scriptast-verify" and hook["entry"] == "scriptast verify"
+    assert re.search(hook["files"], "jobs/llama.slurm") and not re.search(
+        hook["files"], "README.md"
+    )
