@@ -63,10 +63,8 @@ def _help_examples() -> list[str]:
             line.strip()[2:]
             for text in texts
             for line in text.splitlines()
-            if line.strip().startswith("$ scriptast emit")
-            and "--request examples/" in line
-            or line.strip().startswith("$ scriptast emit")
-            and "--work-dir" in line
+            if (line.strip().startswith("$ scriptast emit") and "--request examples/" in line)
+            or (line.strip().startswith("$ scriptast emit") and "--work-dir" in line)
         }
     )
 
