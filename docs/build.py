@@ -1,0 +1,149 @@
+"""Writes docs/guide.md and docs/job_spec.md from the examples and the types, so they cannot
+drift from what scriptast does: `python docs/build.py` (a test checks the files are current)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOWN = "/path/to/scriptast"
+
+SCENARIOS = {
+    "local_slurm": "Slurm on the cluster this machine submits to",
+    "remote_slurm": "Slurm on a remote cluster: remote paths in the script, no install step",
+    "local_docker": "a local docker host",
+}
+WORKFLOWS = {
+    "pytest": "Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks.",
+    "bench": "Category 6: `trtllm-bench`: a prepare step and a run step, split at the top `&&`.",
+    "eval": "Category 5: `trtllm-eval`, always under `--mpi`; HuggingFace ids become local paths.",
+    "custom": "Category 3: any command or script, run by a generated `slurm_run_custom.sh`.",
+    "perf_sanity": "Category 4: the repository's `submit.py` writes `slurm_launch.sh`.",
+}
+FIELDS = {
+    "workflow_type": "The request's workflow: pytest, eval, bench, custom or perf_sanity.",
+    "model_name": "Short model name (the request's, or derived from the command or test).",
+    "execution_scenario": "local_docker, local_slurm or remote_slurm.",
+    "docker_image": "The image in its canonical `registry/path:tag` form.",
+    "script_path": "LOCAL path of the script to submit (absent for local_docker).",
+    "script_name": "File name of that script (`docker_cmd.sh` for local_docker).",
+    "log_file_pattern": "Name of the job's stdout log, `%j` standing for the job id.",
+    "success_patterns": "Strings whose presence in the log means success.",
+    "failure_patterns": "Strings whose presence in the log means failure.",
+    "extra_files": "Other files the executor must transfer (slurm_run_custom.sh, configs).",
+    "slurm_params": "partition, account, time_limit, nodes, ntasks, ntasks_per_node, "
+    "gpus_per_node, gres (null when the partition has none) and mpi_plugin.",
+    "slurm_env": "The slurm_env.json object, verbatim, unknown keys included.",
+    "remote_repo_path": "remote_slurm only: the checkout on the cluster, echoed verbatim.",
+    "remote_work_dir": "remote_slurm only: the work directory on the cluster, echoed verbatim.",
+    "persistent_mode": "local_slurm with persistent mode only: true.",
+    "container_name": "local_slurm with persistent mode only: the pyxis container name.",
+    "container_mounts": "local_slurm with persistent mode only: the pyxis mount list.",
+    "docker_cmd": "local_docker only: the docker command (as in docker_cmd.sh).",
+    "log_file": "local_docker only: `<work_dir>/<model>_local.log`.",
+}
+
+
+def _emit(example: Path, site: Path) -> tuple[str, str]:
+    script = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
+    env = {**os.environ, "HOME": "/home/alice"}
+    out = subprocess.run(
+        [script, "emit", "--request", f"examples/{example.name}", "--json"],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    text = Path(result["script"]).read_text(encoding="utf-8")
+    shown = re.sub(
+        r"/tmp/scriptast-submit-[^/\"]+", "<submit.py stage>", text.replace(str(site), SHOWN)
+    )
+    return shown, example.read_text(encoding="utf-8")
+
+
+def guide() -> str:
+    """Every workflow and scenario: the request, the command, and the script it makes."""
+    lines = [
+        "# scriptast guide: every workflow and scenario",
+        "",
+        "Each section is made from a request in `examples/` (on the fixture TensorRT-LLM tree",
+        "under `tests/fixtures/`), run from the repository root with",
+        "`scriptast emit --request examples/NAME.json`. Paths are shown from",
+        f"`{SHOWN}`, the home directory as `/home/alice`. `docs/build.py` writes this file.",
+        "",
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        site = Path(folder)
+        shutil.copytree(ROOT / "examples", site / "examples")
+        shutil.copytree(ROOT / "tests/fixtures", site / "tests/fixtures")
+        for workflow, about in WORKFLOWS.items():
+            lines += [f"## {workflow}", "", about, ""]
+            for scenario, where in SCENARIOS.items():
+                example = ROOT / "examples" / f"{workflow}_{scenario}.json"
+                if not example.exists():
+                    continue
+                text, request = _emit(example, site)
+                lines += [
+                    f"### {workflow} on {where}",
+                    "",
+                    f"`examples/{example.name}`:",
+                    "",
+                    "```json",
+                    request.rstrip(),
+                    "```",
+                    "",
+                    "makes:",
+                    "",
+                    "```bash",
+                    text.rstrip(),
+                    "```",
+                    "",
+                ]
+    return "\n".join(lines) + "\n"
+
+
+def job_spec() -> str:
+    """Each job_spec.json field, its JSON type from the schema, and what it means."""
+    import msgspec
+
+    from scriptast.builders.job_spec import JobSpec
+
+    schema = msgspec.json.schema(JobSpec)
+    props = schema["$defs"]["JobSpec"]["properties"]
+    required = set(schema["$defs"]["JobSpec"].get("required", []))
+    lines = [
+        "# job_spec.json",
+        "",
+        "The manifest beside every script; an executor reads it to submit and watch the job.",
+        "Fields in file order; `scriptast schema job-spec` prints the JSON Schema this table",
+        "is made from (`docs/build.py`).",
+        "",
+        "| field | type | always | meaning |",
+        "|---|---|---|---|",
+    ]
+    for name, prop in props.items():
+        kind = prop.get("type") or " or ".join(
+            str(p.get("type") or p.get("$ref", "").split("/")[-1]) for p in prop.get("anyOf", [])
+        )
+        lines.append(
+            f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {FIELDS[name]} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    (ROOT / "docs" / "guide.md").write_text(guide(), encoding="utf-8")
+    (ROOT / "docs" / "job_spec.md").write_text(job_spec(), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
