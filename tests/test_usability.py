@@ -221,7 +221,7 @@ PWSH_QUOTES = "'\u2018\u2019\u201a\u201b"
 
 def _read_pwsh(text: str) -> list[str]:
     """PowerShell's reading of our output, by its documented rules: words separated by blanks,
-    single-quoted strings verbatim (any of ' ‘ ’ ‚ ‛ opens or closes one, and two
+    single-quoted strings verbatim (any of ' and U+2018..U+201B opens or closes one, and two
     in a row stand for one), a backtick at line end continues the line."""
     text = text.replace(" `\n", " ")
     words, index = [], 0
