@@ -21,7 +21,7 @@ from scriptast.statements import (
     Unset,
     cmd,
 )
-from scriptast.words import Lit, Param, Word, concat
+from scriptast.words import Lit, Param, concat
 
 MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
 """Variable-name prefixes of the MPI/PMI/PMIx and Slurm step environment (`PMI` covers `PMIX`)."""
@@ -98,7 +98,7 @@ def install_step(job: ResolvedJob) -> tuple[Statement, ...]:
             ntasks_per_node=1,
             kill_on_bad_exit=True,
             container=container(job),
-            payload=Payload(body=(cmd(*STRICT), *install_commands(job, job.eval_requirements))),
+            payload=payload(*install_commands(job, job.eval_requirements)),
         ),
     )
 
@@ -172,8 +172,3 @@ def models_root_export(job: ResolvedJob) -> Export:
 def payload(*statements: ShellStatement) -> Payload:
     """A step payload that starts strict."""
     return Payload(body=(cmd(*STRICT), *statements))
-
-
-def words_of(*values: str) -> tuple[Word, ...]:
-    """Literal words."""
-    return tuple(Lit(value=v) for v in values)

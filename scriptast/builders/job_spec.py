@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob
+from scriptast.builders.job import ResolvedJob, SlurmParams
 from scriptast.builders.request import ExecutionScenario
 
 PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -16,20 +16,6 @@ PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "perf_sanity": (("8_done_",), ("FAILED", "Error")),
     "custom": ((), ("Error", "Traceback")),
 }
-
-
-class SlurmParamsSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """job_spec.slurm_params."""
-
-    partition: str
-    account: str
-    time_limit: str
-    nodes: int
-    ntasks: int
-    ntasks_per_node: int
-    gpus_per_node: int | None
-    gres: str | None
-    mpi_plugin: str
 
 
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -46,7 +32,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     success_patterns: tuple[str, ...]
     failure_patterns: tuple[str, ...]
     extra_files: tuple[str, ...]
-    slurm_params: SlurmParamsSpec | None = None
+    slurm_params: SlurmParams | None = None
     slurm_env: dict[str, Any] | None = None
     remote_repo_path: str | None = None
     remote_work_dir: str | None = None
@@ -69,7 +55,6 @@ def build_job_spec(
     """The seed's fields for this job's category and scenario."""
     success, failure = PATTERNS[job.category]
     pattern = "slurm-%j.out" if job.category == "perf_sanity" else f"{job.job_name}_%j.out"
-    slurm = job.slurm
     persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
     remote = job.scenario is ExecutionScenario.remote_slurm
     return JobSpec(
@@ -83,19 +68,7 @@ def build_job_spec(
         success_patterns=success,
         failure_patterns=failure,
         extra_files=extra_files,
-        slurm_params=None
-        if slurm is None
-        else SlurmParamsSpec(
-            partition=slurm.partition,
-            account=slurm.account,
-            time_limit=slurm.time_limit,
-            nodes=slurm.nodes,
-            ntasks=slurm.ntasks,
-            ntasks_per_node=slurm.ntasks_per_node,
-            gpus_per_node=slurm.gpus_per_node,
-            gres=slurm.gres,
-            mpi_plugin=slurm.mpi_plugin,
-        ),
+        slurm_params=job.slurm,
         slurm_env=job.slurm_env_raw,
         remote_repo_path=job.project_path if remote else None,
         remote_work_dir=job.log_dir if remote else None,

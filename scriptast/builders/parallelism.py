@@ -87,6 +87,22 @@ def split_bench(bench_cmd: str) -> tuple[str | None, str]:
     return pieces[0], pieces[1]
 
 
+def _requested_devices(required_devices: int | None) -> Sourced:
+    """The input required_devices, else 1."""
+    if required_devices is not None:
+        return Sourced(required_devices, "input required_devices")
+    return Sourced(1, "default")
+
+
+def _check_max(devices: Sourced, what: str) -> None:
+    """The seed's hard limit of 8 GPUs, in its words."""
+    if devices.value > MAX_DEVICES:
+        raise ResolveError(
+            f"required_devices = {devices.value} exceeds the maximum of {MAX_DEVICES} GPUs "
+            f"for {what}."
+        )
+
+
 def _single_node_slurm(devices: int) -> tuple[int, int, int]:
     return 1, devices, devices
 
@@ -98,16 +114,8 @@ def pytest_parallelism(
     gpus_per_node: Sourced | None,
 ) -> Parallelism:
     """pytest: devices from the test file, else the input, else 1; one node, one task."""
-    devices = file_devices or (
-        Sourced(required_devices, "input required_devices")
-        if required_devices is not None
-        else Sourced(1, "default")
-    )
-    if devices.value > MAX_DEVICES:
-        raise ResolveError(
-            f"required_devices = {devices.value} exceeds the maximum of {MAX_DEVICES} GPUs "
-            "for pytest."
-        )
+    devices = file_devices or _requested_devices(required_devices)
+    _check_max(devices, "pytest")
     if gpus_per_node is not None and devices.value > gpus_per_node.value:
         raise ResolveError(
             f"required_devices = {devices.value} exceeds gpus_per_node = {gpus_per_node.value} "
@@ -161,16 +169,8 @@ def custom_parallelism(
     required_devices: int | None, node_count: int | None, gpus_per_node: Sourced | None
 ) -> Parallelism:
     """custom: required_devices (1); at most 8 and one node."""
-    devices = (
-        Sourced(required_devices, "input required_devices")
-        if required_devices is not None
-        else Sourced(1, "default")
-    )
-    if devices.value > MAX_DEVICES:
-        raise ResolveError(
-            f"required_devices = {devices.value} exceeds the maximum of {MAX_DEVICES} GPUs "
-            "for custom commands."
-        )
+    devices = _requested_devices(required_devices)
+    _check_max(devices, "custom commands")
     if gpus_per_node is None:
         raise ResolveError(
             "gpus_per_node is unknown: the partition has no gpus_per_node or gpu gres, and "
