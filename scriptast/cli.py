@@ -154,12 +154,10 @@ def _stdout_text(output: Any, shell: str | None) -> str:
 
     if shell is not None and shell.lower() not in QUOTERS:
         fail(f"unknown --shell {shell!r}; known: {', '.join(sorted(QUOTERS))}", 2)
-    from scriptast.builders.docker_job import build_docker
     from scriptast.emitters.bash import BashEmitter
     from scriptast.words import literal_text
 
-    run = build_docker(output.job).body[0]
-    lines = BashEmitter().docker_lines(run)  # type: ignore[arg-type]
+    lines = BashEmitter().docker_lines(output.docker_run)
     words = [[literal_text(w) or "" for w in line] for line in lines]
     return quoter_for(shell or detect_shell()).command(words)
 

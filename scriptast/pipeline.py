@@ -15,6 +15,7 @@ from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import JobSpec, build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
+from scriptast.docker import DockerRun
 from scriptast.emitters.bash import BashEmitter, emit
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
@@ -45,6 +46,7 @@ class Output:
     main_script: str
     summary: str
     submit_argv: tuple[str, ...] = ()
+    docker_run: DockerRun | None = None
     warnings: tuple[str, ...] = field(default=())
 
 
@@ -63,6 +65,7 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
     files: list[OutputFile] = []
     extra: list[str] = []
     docker_cmd: str | None = None
+    docker_run: DockerRun | None = None
     argv: tuple[str, ...] = ()
     if job.is_docker:
         from scriptast.builders.docker_job import build_docker
@@ -70,8 +73,9 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         script = build_docker(job)
         main = _file(job, DOCKER_CMD, script)
         files.append(main)
-        emitter = BashEmitter()
-        docker_cmd = "\n".join(emitter.statement(script.body[0], 0))
+        assert isinstance(script.body[0], DockerRun)
+        docker_run = script.body[0]
+        docker_cmd = "\n".join(BashEmitter().statement(docker_run, 0))
         script_path = None
     elif job.category == "perf_sanity":
         main, argv, copies = _perf_sanity(job)
@@ -113,6 +117,7 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         main_script=main.path,
         summary=emit_summary(job, spec_path, main.path),
         submit_argv=argv,
+        docker_run=docker_run,
         warnings=job.warnings,
     )
 
