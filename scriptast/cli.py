@@ -7,12 +7,15 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
 from scriptast import cli_help
 from scriptast.cli_fields import OUTPUT, request_parameters, split_flags
+
+if TYPE_CHECKING:
+    from scriptast.pipeline import Output
 
 app = typer.Typer(
     name="scriptast",
@@ -129,7 +132,7 @@ def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         output = generate(request)
         if values.get("explain"):
             sys.stderr.write(output.job.explain())
-        for warning in output.warnings:
+        for warning in output.job.warnings:
             warn(warning)
         if values.get("stdout"):
             sys.stdout.write(_stdout_text(output, values.get("shell")))
@@ -145,7 +148,7 @@ def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         fail(str(error))
 
 
-def _stdout_text(output: Any, shell: str | None) -> str:
+def _stdout_text(output: Output, shell: str | None) -> str:
     """The main script; a docker job on a terminal (or with --shell) as a command for the shell."""
     main = next(f for f in output.files if f.path == output.main_script)
     if not output.job.is_docker or (shell is None and not sys.stdout.isatty()):
@@ -157,22 +160,23 @@ def _stdout_text(output: Any, shell: str | None) -> str:
     from scriptast.emitters.bash import BashEmitter
     from scriptast.words import literal_text
 
+    assert output.docker_run is not None
     lines = BashEmitter().docker_lines(output.docker_run)
     words = [[literal_text(w) or "" for w in line] for line in lines]
     return quoter_for(shell or detect_shell()).command(words)
 
 
-def _json_result(output: Any) -> str:
+def _json_result(output: Output) -> str:
     """The machine-readable result of an emit: files written, main script, job_spec, warnings."""
     import json
+
+    import msgspec
 
     result = {
         "files": [f.path for f in output.files],
         "script": output.main_script,
-        "job_spec": json.loads(
-            next(f.text for f in output.files if f.path.endswith("job_spec.json"))
-        ),
-        "warnings": list(output.warnings),
+        "job_spec": msgspec.to_builtins(output.job_spec),
+        "warnings": list(output.job.warnings),
     }
     return json.dumps(result, indent=2) + "\n"
 

@@ -8,7 +8,7 @@ import os
 import posixpath
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from scriptast.builders.job import ResolvedJob
@@ -47,7 +47,6 @@ class Output:
     summary: str
     submit_argv: tuple[str, ...] = ()
     docker_run: DockerRun | None = None
-    warnings: tuple[str, ...] = field(default=())
 
 
 def _file(job: ResolvedJob, name: str, script: Script, executable: bool = True) -> OutputFile:
@@ -118,14 +117,11 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         summary=emit_summary(job, spec_path, main.path),
         submit_argv=argv,
         docker_run=docker_run,
-        warnings=job.warnings,
     )
 
 
 def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[OutputFile]]:
     """Run submit.py (typed argv, no shell) in a temporary folder; keep what it wrote."""
-    import yaml
-
     from scriptast.builders.perf_job import (
         LAUNCH_SH,
         accuracy_config,
@@ -133,6 +129,7 @@ def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[Ou
         build_perf_submit,
     )
     from scriptast.emitters.perf_argv import submit_argv
+    from scriptast.emitters.perf_config import emit_perf_config
 
     assert job.perf is not None
     copies: list[OutputFile] = []
@@ -140,7 +137,7 @@ def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[Ou
         config_copy = None
         if job.perf.accuracy:
             name = accuracy_config_name(job)
-            text = yaml.safe_dump(accuracy_config(job), sort_keys=False)
+            text = emit_perf_config(accuracy_config(job))
             config_copy = posixpath.join(stage, name)
             Path(config_copy).write_text(text, encoding="utf-8")
             copies.append(OutputFile(posixpath.join(job.work_dir, name), text))

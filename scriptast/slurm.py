@@ -43,6 +43,18 @@ MOUNT_FLAGS = frozenset(
     ]
 )
 NAME_FLAGS = ("auto", "create", "exec", "no_exec")
+PYXIS_PATH_CHARACTERS = {" ": "a space", ",": "a comma", ":": "a colon"}
+"""What `--container-mounts` has no escape for (it splits on `,` and `:`)."""
+
+
+def pyxis_path_problem(path: str) -> tuple[int, str] | None:
+    """(offset, what) of the first character pyxis cannot express in a mount path, or None."""
+    for index, char in enumerate(path):
+        if char in PYXIS_PATH_CHARACTERS:
+            return index, PYXIS_PATH_CHARACTERS[char]
+        if char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F:
+            return index, "whitespace or a control character"
+    return None
 
 
 def _check_option_value(option: str, value: str | int | None, where: str) -> None:

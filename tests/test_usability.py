@@ -164,6 +164,7 @@ def test_json_result_and_stdin(tmp_path: Path) -> None:
     assert data["script"] == str(tmp_path / "w/llama_3_1_8b_instruct_eval.slurm")
     assert sorted(data["files"]) == sorted(str(p) for p in (tmp_path / "w").iterdir())
     assert data["job_spec"]["slurm_params"]["mpi_plugin"] == "pmix_v4" and data["warnings"] == []
+    assert data["job_spec"] == json.loads((tmp_path / "w/job_spec.json").read_text())
 
 
 # --- the docker command for the user's shell ----------------------------------------------

@@ -8,9 +8,7 @@ import posixpath
 from dataclasses import dataclass
 
 from scriptast.errors import ModelError, ResolveError
-from scriptast.slurm import Mount
-
-_PYXIS_BAD = {" ": "a space", ",": "a comma", ":": "a colon"}
+from scriptast.slurm import Mount, pyxis_path_problem
 
 
 @dataclass(frozen=True)
@@ -25,12 +23,13 @@ class MountPlan:
 
 def check_pyxis_path(path: str, what: str) -> None:
     """A path with a space, comma or colon is an error, not a broken mount."""
-    for char, name in _PYXIS_BAD.items():
-        if char in path:
-            raise ResolveError(
-                f"{what} {path!r} contains {name}, which pyxis --container-mounts cannot express; "
-                "use a path (or a symlink) without spaces, commas or colons"
-            )
+    problem = pyxis_path_problem(path)
+    if problem is not None:
+        name = problem[1]
+        raise ResolveError(
+            f"{what} {path!r} contains {name}, which pyxis --container-mounts cannot express; "
+            "use a path (or a symlink) without spaces, commas or colons"
+        )
 
 
 def parse_mount_entry(entry: str) -> Mount:

@@ -10,6 +10,7 @@ from scriptast.emitters.srun_argv import parse_srun
 from scriptast.errors import ScriptastError, VerifyError
 from scriptast.slurm import SrunStep
 from scriptast.slurm_options import SBATCH_OPTIONS
+from scriptast.words import literal_text
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def lint_text(text: str, *, context: str = "script") -> Report:
             findings.append(Finding(f"{context}: srun", str(error)))
             continue
         steps.append(step)
-        words = [w.value for w in step.command if hasattr(w, "value")]
+        words = [literal_text(w) or "" for w in step.command]
         if len(words) >= 3 and words[0] == "bash" and words[1] == "-c":
             inner = lint_text(words[2], context=f"{context}: srun payload")
             findings.extend(inner.findings)

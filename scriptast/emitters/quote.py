@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from scriptast.errors import QuoteError
+from scriptast.slurm import pyxis_path_problem
 
 _BASH_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*\Z")
 _DOUBLE_QUOTE_UNSAFE = frozenset('"$`\\!')
@@ -145,22 +146,18 @@ def sbatch_value(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-_PYXIS_FORBIDDEN = {" ": "a space", ",": "a comma", ":": "a colon"}
-
-
 def pyxis_path(path: str, what: str) -> str:
     """A path as pyxis reads it in `--container-mounts`; it has no escape at all."""
-    for index, char in enumerate(path):
-        if char in _PYXIS_FORBIDDEN:
-            raise QuoteError(
-                path,
-                f"a pyxis {what}",
-                f"pyxis cannot express a path with {_PYXIS_FORBIDDEN[char]}; "
-                "use a path (or symlink) without spaces, commas or colons",
-                index,
-            )
-        if char.isspace() or _is_control(char):
-            raise QuoteError(path, f"a pyxis {what}", "pyxis cannot express whitespace", index)
+    problem = pyxis_path_problem(path)
+    if problem is not None:
+        offset, name = problem
+        raise QuoteError(
+            path,
+            f"a pyxis {what}",
+            f"pyxis cannot express a path with {name}; "
+            "use a path (or symlink) without spaces, commas or colons",
+            offset,
+        )
     return path
 
 
