@@ -7,15 +7,14 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any
 
 import typer
 
 from scriptast import cli_help
-from scriptast.cli_fields import OUTPUT, request_parameters, split_flags
-
-if TYPE_CHECKING:
-    from scriptast.pipeline import Output
+from scriptast.cli_emit import fail, run_emit
+from scriptast.cli_fields import WORKFLOWS
+from scriptast.cli_options import emit_parameters
 
 app = typer.Typer(
     name="scriptast",
@@ -29,34 +28,6 @@ emit_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(emit_app, name="emit")
-
-WORKFLOWS = {
-    "pytest": ("pytest", "Category 2: run a pytest test id on one node."),
-    "eval": ("eval", "Category 5: run trtllm-eval (single node, always under --mpi)."),
-    "bench": ("bench", "Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'."),
-    "custom": ("custom", "Category 3: any command or script, with slurm_run_custom.sh."),
-    "perf-sanity": ("perf_sanity", "Category 4: run the repo's submit.py on a perf config."),
-}
-
-
-def _colour(text: str, code: str) -> str:
-    """ANSI colour on a terminal, unless NO_COLOR is set."""
-    import os
-
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
-        return text
-    return f"\x1b[{code}m{text}\x1b[0m"
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    """`error: <message>` on stderr and exit."""
-    sys.stderr.write(f"{_colour('error:', '1;31')} {message}\n")
-    raise typer.Exit(code)
-
-
-def warn(message: str) -> None:
-    """`warning: <message>` on stderr."""
-    sys.stderr.write(f"{_colour('warning:', '1;33')} {message}\n")
 
 
 def _version(value: bool) -> None:
@@ -80,156 +51,18 @@ def main_callback(
         raise typer.Exit()
 
 
-def _output(flag: str, help_text: str) -> Any:
-    return typer.Option(
-        None if flag in ("--request", "--requests", "--shell") else False,
-        flag,
-        help=help_text,
-        rich_help_panel=OUTPUT,
-    )
-
-
-_OUTPUT_OPTIONS: tuple[tuple[str, type, Any], ...] = (
-    ("request", str, _output("--request", "Request file (JSON, TOML or YAML); '-' reads stdin.")),
-    (
-        "requests",
-        str,
-        _output("--requests", "A sweep: one JSON request a line, each its own work_dir."),
-    ),
-    ("stdout", bool, _output("--stdout", "Print the script instead of writing files.")),
-    ("shell", str, _output("--shell", "With --stdout, quote the docker command for this shell.")),
-    ("json", bool, _output("--json", "Print the result (files, job_spec) as JSON.")),
-    ("explain", bool, _output("--explain", "Print where every value came from (on stderr).")),
-    ("debug", bool, _output("--debug", "Show a traceback on errors.")),
-)
-
-
-def _run_emit(workflow: str | None, values: dict[str, Any]) -> None:
-    from scriptast.builders.request import build_request, read_request_file
-    from scriptast.errors import ScriptastError
-
-    debug = bool(values.get("debug"))
-    if values.get("requests"):
-        _run_sweep(workflow, values)
-        return
-    try:
-        file_fields = None
-        origin = "the flags"
-        if values.get("request"):
-            path = values["request"]
-            text = sys.stdin.read() if path == "-" else None
-            file_fields = read_request_file(path if path != "-" else "stdin.json", text)
-            origin = f"request file {path}"
-        flags = split_flags(values)
-        if workflow is not None:
-            given = flags.get("workflow_type") or (file_fields or {}).get("workflow_type")
-            if given and given != workflow:
-                fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
-            flags["workflow_type"] = workflow
-        request = build_request(file_fields, flags, origin=origin)
-        from scriptast.pipeline import generate, write_outputs
-
-        output = generate(request)
-        if values.get("explain"):
-            sys.stderr.write(output.job.explain())
-        for warning in output.job.warnings:
-            warn(warning)
-        if values.get("stdout"):
-            sys.stdout.write(_stdout_text(output, values.get("shell")))
-            return
-        write_outputs(output)
-        if values.get("json"):
-            sys.stdout.write(_json_result(output))
-        else:
-            sys.stdout.write(output.summary)
-    except ScriptastError as error:
-        if debug:
-            raise
-        fail(str(error))
-
-
-def _stdout_text(output: Output, shell: str | None) -> str:
-    """The main script; a docker job on a terminal (or with --shell) as a command for the shell."""
-    main = next(f for f in output.files if f.path == output.main_script)
-    if not output.job.is_docker or (shell is None and not sys.stdout.isatty()):
-        return str(main.text)
-    from scriptast.emitters.shells import QUOTERS, detect_shell, quoter_for
-
-    if shell is not None and shell.lower() not in QUOTERS:
-        fail(f"unknown --shell {shell!r}; known: {', '.join(sorted(QUOTERS))}", 2)
-    from scriptast.emitters.bash import BashEmitter
-    from scriptast.words import literal_text
-
-    assert output.docker_run is not None
-    lines = BashEmitter().docker_lines(output.docker_run)
-    words = [[literal_text(w) or "" for w in line] for line in lines]
-    return quoter_for(shell or detect_shell()).command(words)
-
-
-def _json_result(output: Output) -> str:
-    """The machine-readable result of an emit: files written, main script, job_spec, warnings."""
-    import json
-
-    import msgspec
-
-    result = {
-        "files": [f.path for f in output.files],
-        "script": output.main_script,
-        "job_spec": msgspec.to_builtins(output.job_spec),
-        "warnings": list(output.job.warnings),
-    }
-    return json.dumps(result, indent=2) + "\n"
-
-
-def _run_sweep(workflow: str | None, values: dict[str, Any]) -> None:
-    """Emit every request of a JSON-lines file; flags apply to each; one error line per failure."""
-    from scriptast.sweep import run_sweep
-
-    path = values["requests"]
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        fail(f"cannot read {path}: {error.strerror}")
-    flags = split_flags(values)
-    if workflow is not None:
-        flags["workflow_type"] = workflow
-    jobs = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    progress = sys.stderr.isatty()
-    failures = 0
-    for done, (number, message) in enumerate(run_sweep(path, jobs, flags), start=1):
-        if message is not None:
-            failures += 1
-            sys.stderr.write(
-                ("\r" if progress else "") + f"error: {path} line {number}: {message}\n"
-            )
-        if progress:
-            bar = "#" * (30 * done // len(jobs))
-            sys.stderr.write(f"\r[{bar:<30}] {done}/{len(jobs)}")
-    if progress:
-        sys.stderr.write("\n")
-    sys.stdout.write(f"Generated {len(jobs) - failures} of {len(jobs)} jobs from {path}\n")
-    if failures:
-        raise typer.Exit(1)
-
-
 def _command(workflow: str | None) -> Callable[..., None]:
     def handler(**values: Any) -> None:
-        _run_emit(workflow, values)
+        run_emit(workflow, values)
 
     skip = ("workflow_type",) if workflow else ()
-    parameters = [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=t | None)
-        for n, t, d in _OUTPUT_OPTIONS
-    ]
-    handler.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        parameters + request_parameters(skip)
-    )
+    handler.__signature__ = inspect.Signature(emit_parameters(skip))  # type: ignore[attr-defined]
     return handler
 
 
 def _emit_group(ctx: typer.Context, **values: Any) -> None:
     if ctx.invoked_subcommand is None:
-        _run_emit(None, values)
+        run_emit(None, values)
 
 
 _emit_group.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

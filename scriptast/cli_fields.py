@@ -1,16 +1,22 @@
-"""The request's CLI flags: one typer option per request field (kebab-case), in help panels."""
+"""The emit command's flags as one table (request fields, env_check, output switches); no typer."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
-
-import typer
 
 JOB = "Job"
 CLUSTER = "Cluster"
 CONTAINER = "Container and models"
 OUTPUT = "Output"
+
+# `scriptast emit <name>`: (workflow_type, help).
+WORKFLOWS: dict[str, tuple[str, str]] = {
+    "pytest": ("pytest", "Category 2: run a pytest test id on one node."),
+    "eval": ("eval", "Category 5: run trtllm-eval (single node, always under --mpi)."),
+    "bench": ("bench", "Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'."),
+    "custom": ("custom", "Category 3: any command or script, with slurm_run_custom.sh."),
+    "perf-sanity": ("perf_sanity", "Category 4: run the repo's submit.py on a perf config."),
+}
 
 # (field, type, help, panel); types are str, int or bool.
 REQUEST_FLAGS: tuple[tuple[str, type, str, str], ...] = (
@@ -51,64 +57,6 @@ ENV_CHECK_FLAGS: tuple[tuple[str, type, str], ...] = (
 )
 
 
-def _slurm_env_names(ctx: typer.Context, key: str) -> list[str]:
-    """Names from the slurm_env.json given earlier on the command line (or in --request)."""
-    import json
-
-    path = ctx.params.get("slurm_env_file")
-    if not path and ctx.params.get("request"):
-        try:
-            with open(ctx.params["request"], encoding="utf-8") as stream:
-                path = json.load(stream).get("slurm_env_file")
-        except (OSError, ValueError, AttributeError):
-            path = None
-    if not path:
-        return []
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = json.load(stream)
-    except (OSError, ValueError):
-        return []
-    if key == "partitions":
-        return [str(p.get("name")) for p in data.get("partitions", []) if isinstance(p, dict)]
-    return [str(a) for a in data.get(key, [])]
-
-
-def complete_partition(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Partition names from --slurm-env-file."""
-    return [n for n in _slurm_env_names(ctx, "partitions") if n.startswith(incomplete)]
-
-
-def complete_account(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Account names from --slurm-env-file."""
-    return [n for n in _slurm_env_names(ctx, "accounts") if n.startswith(incomplete)]
-
-
-_COMPLETERS = {"partition": complete_partition, "account": complete_account}
-
-
-def _option(name: str, kind: type, help_text: str, panel: str) -> inspect.Parameter:
-    flag = "--" + name.replace("_", "-")
-    declarations = [f"{flag}/--no-{flag[2:]}"] if kind is bool else [flag]
-    default = typer.Option(
-        None,
-        *declarations,
-        help=help_text,
-        rich_help_panel=panel,
-        autocompletion=_COMPLETERS.get(name),
-    )
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None
-    )
-
-
-def request_parameters(skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
-    """typer parameters for every request field (and env_check's) not in `skip`."""
-    found = [_option(n, k, h, p) for n, k, h, p in REQUEST_FLAGS if n not in skip]
-    found += [_option(n, k, h, CLUSTER) for n, k, h in ENV_CHECK_FLAGS]
-    return found
-
-
 def split_flags(values: dict[str, Any]) -> dict[str, Any]:
     """Flag values as request fields; env_check's flags gathered into one object."""
     fields = {n: values.get(n) for n, *_ in REQUEST_FLAGS if values.get(n) is not None}
@@ -116,3 +64,20 @@ def split_flags(values: dict[str, Any]) -> dict[str, Any]:
     if env_check:
         fields["env_check"] = env_check
     return fields
+
+
+# (field, type, help); a bool here is a switch without a --no- form, off by default.
+OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
+    ("request", str, "Request file (JSON, TOML or YAML); '-' reads stdin."),
+    ("requests", str, "A sweep: one JSON request a line, each its own work_dir."),
+    ("stdout", bool, "Print the script instead of writing files."),
+    ("shell", str, "With --stdout, quote the docker command for this shell."),
+    ("json", bool, "Print the result (files, job_spec) as JSON."),
+    ("explain", bool, "Print where every value came from (on stderr)."),
+    ("debug", bool, "Show a traceback on errors."),
+)
+
+
+def flag(field: str) -> str:
+    """The command-line spelling of a field: `--kebab-case`."""
+    return "--" + field.replace("_", "-")

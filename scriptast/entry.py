@@ -1,17 +1,33 @@
-"""The console-script entry: answers `--version` before importing the CLI (and typer)."""
+"""The console-script entry: `--version` and plain `emit` runs are answered before typer loads."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
     """`scriptast`."""
-    if sys.argv[1:] == ["--version"]:
+    arguments = sys.argv[1:]
+    if arguments == ["--version"]:
         from scriptast import __version__
 
         sys.stdout.write(f"scriptast {__version__}\n")
         return
+    completing = any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
+    if arguments[:1] == ["emit"] and not completing:
+        from scriptast.cli_fast import parse_emit
+
+        parsed = parse_emit(arguments[1:])
+        if parsed is not None:
+            from scriptast.cli_emit import run_emit
+
+            try:
+                run_emit(*parsed)
+            except KeyboardInterrupt:
+                sys.stderr.write("\nAborted!\n")
+                raise SystemExit(1) from None
+            return
     from scriptast.cli import main as cli_main
 
     cli_main()

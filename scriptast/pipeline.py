@@ -6,8 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,6 +120,9 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
 
 def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[OutputFile]]:
     """Run submit.py (typed argv, no shell) in a temporary folder; keep what it wrote."""
+    import subprocess
+    import tempfile
+
     from scriptast.builders.perf_job import (
         LAUNCH_SH,
         accuracy_config,
@@ -160,6 +161,8 @@ def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[Ou
 
 def write_outputs(output: Output) -> None:
     """Write every file or none: temporary files first, renamed into place at the end."""
+    import tempfile
+
     work_dir = Path(output.job.work_dir)
     created = not work_dir.exists()
     staged: list[tuple[str, str]] = []

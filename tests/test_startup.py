@@ -41,6 +41,22 @@ def test_version_does_not_import_typer() -> None:
     assert "typer" not in _loaded_after(code)
 
 
+def test_plain_emit_runs_without_typer(tmp_path: Path) -> None:
+    request = Path(__file__).resolve().parent.parent / "examples" / "bench_local_slurm.json"
+    code = (
+        "import sys, io\n"
+        f"sys.argv = ['scriptast', 'emit', '--request', {str(request)!r}, '--stdout']\n"
+        "from scriptast.entry import main\n"
+        "sys.stdout = io.StringIO()\n"
+        "main()\n"
+        "assert sys.stdout.getvalue().startswith('#!/bin/bash')\n"
+        "sys.stdout = sys.__stdout__"
+    )
+    loaded = _loaded_after(code)
+    assert "bashlex" in loaded  # verification ran
+    assert not loaded & {"typer", "click", "rich", "pydantic"}
+
+
 def test_cached_bashlex_tables_equal_freshly_built_ones(tmp_path: Path) -> None:
     code = (
         "import json\n"

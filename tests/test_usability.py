@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from scriptast.cli import app, fail
+from scriptast.cli import app
+from scriptast.cli_emit import fail
 from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
 from scriptast.errors import QuoteError
 
@@ -119,15 +120,13 @@ def test_partition_names_complete_from_the_slurm_env_given_earlier() -> None:
 def test_errors_are_coloured_only_on_a_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import typer
-
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.delenv("NO_COLOR", raising=False)
-    with pytest.raises(typer.Exit):
+    with pytest.raises(SystemExit):
         fail("boom")
     assert capsys.readouterr().err == "\x1b[1;31merror:\x1b[0m boom\n"
     monkeypatch.setenv("NO_COLOR", "1")
-    with pytest.raises(typer.Exit):
+    with pytest.raises(SystemExit):
         fail("boom")
     assert capsys.readouterr().err == "error: boom\n"
 

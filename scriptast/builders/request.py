@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -102,6 +101,8 @@ def read_request_file(path: str, text: str | None = None) -> dict[str, Any]:
     suffix = Path(path).suffix.lower()
     try:
         if suffix == ".toml":
+            import tomllib
+
             data: Any = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
             import yaml
@@ -109,7 +110,7 @@ def read_request_file(path: str, text: str | None = None) -> dict[str, Any]:
             data = yaml.safe_load(text)
         else:
             data = json.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as error:
+    except ValueError as error:  # json's and tomllib's decode errors
         raise InputError(f"request file {path} is not valid: {error}") from None
     except Exception as error:
         raise InputError(f"request file {path} is not valid YAML: {error}") from None

@@ -30,12 +30,6 @@ from scriptast.builders.parallelism import (
     pytest_parallelism,
     split_bench,
 )
-from scriptast.builders.pytest_devices import (
-    Devices,
-    find_test_target,
-    inspect_devices,
-    locate_test_file,
-)
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
 from scriptast.builders.shellwords import as_simple, tokenize
 from scriptast.builders.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
@@ -205,11 +199,17 @@ def resolve(
     if category == "perf_sanity":
         par, perf, derived_name = _perf_sanity(request, trail)
     elif workflow is WorkflowType.pytest:
+        from scriptast.builders.pytest_devices import (
+            find_test_target,
+            inspect_devices,
+            locate_test_file,
+        )
+
         assert request.test_cmd is not None
         target = find_test_target(request.test_cmd)
         test_file = locate_test_file(request.repo_root, target)
         trail.add("test_file", test_file.path, "test path in test_cmd")
-        found: Devices | None = inspect_devices(test_file.path, target)
+        found = inspect_devices(test_file.path, target)
         par = pytest_parallelism(
             Sourced(found.count, found.source) if found else None,
             request.required_devices,
@@ -389,6 +389,8 @@ def _perf_sanity(request: Request, trail: _Trail) -> tuple[Parallelism, PerfPlan
             names.from_config(config),
         )
     if request.workflow_type is WorkflowType.pytest and request.test_cmd:
+        from scriptast.builders.pytest_devices import find_test_target
+
         target = find_test_target(request.test_cmd)
         test_list = "::".join([target.path, *target.names]) + (
             f"[{target.param_id}]" if target.param_id else ""

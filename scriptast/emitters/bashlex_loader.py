@@ -2,8 +2,9 @@
 
 bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
 `LRTable(grammar)` (~140 ms). This loader computes the tables once, stores them as JSON in the
-user's cache folder (keyed by bashlex's version, its grammar's productions and the Python
-version), and on later imports hands yacc a table object holding the cached action/goto maps.
+user's cache folder (keyed by the grammar's productions and precedence, which are all the tables
+depend on, and by the Python version), and on later imports hands yacc a table object holding the
+cached action/goto maps.
 The grammar itself is still built by bashlex; a cache that does not match it is ignored.
 Set SCRIPTAST_BASHLEX_CACHE=0 to import bashlex the plain way.
 """
@@ -11,20 +12,19 @@ Set SCRIPTAST_BASHLEX_CACHE=0 to import bashlex the plain way.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 _cached: dict[str, Any] | None = None
 _hits: list[bool] = []
+_built_keys: list[str] = []
 
 
 def cache_path() -> Path:
@@ -35,10 +35,10 @@ def cache_path() -> Path:
 
 
 def _grammar_key(grammar: Any) -> str:
-    from importlib.metadata import version
-
-    text = "\n".join(str(p) for p in grammar.Productions)
-    return hashlib.sha256(f"{version('bashlex')}\n{text}".encode()).hexdigest()
+    """The grammar as text: every production with its precedence, then the precedence table."""
+    productions = [f"{p} {p.prec}" for p in grammar.Productions]
+    precedence = [f"{name} {rule}" for name, rule in sorted(grammar.Precedence.items())]
+    return "\n".join([*productions, "", *precedence])
 
 
 def _read_cache() -> dict[str, Any] | None:
@@ -74,9 +74,11 @@ def _patch(yacc: ModuleType) -> None:
 
     def table(grammar: Any, log: Any = None) -> Any:
         cached = _cached
-        if cached is not None and cached.get("key") == _grammar_key(grammar):
+        key = _grammar_key(grammar)
+        if cached is not None and cached.get("key") == key:
             _hits.append(True)
             return _CachedTable(grammar, _int_keys(cached["action"]), _int_keys(cached["goto"]))
+        _built_keys.append(key)
         return original(grammar, log)
 
     yacc.LRTable = table  # type: ignore[attr-defined]
@@ -127,19 +129,20 @@ def import_bashlex() -> ModuleType:
     parser = sys.modules["bashlex.parser"]
     yacc = sys.modules["bashlex.yacc"]
     yacc.LRTable = getattr(yacc, "_scriptast_original_table", yacc.LRTable)  # type: ignore[attr-defined]
-    if not _hits:
-        _write_cache(parser)
+    if not _hits and _built_keys:
+        _write_cache(parser, _built_keys[-1])
     return bashlex
 
 
-def _write_cache(parser: ModuleType) -> None:
+def _write_cache(parser: ModuleType, grammar_key: str) -> None:
     built = parser.yaccparser
-    grammar_key = _grammar_key(_Productions(built.productions))
     data = {
         "key": grammar_key,
         "action": {str(k): dict(v) for k, v in built.action.items()},
         "goto": {str(k): dict(v) for k, v in built.goto.items()},
     }
+    import tempfile
+
     path = cache_path()
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,8 +150,3 @@ def _write_cache(parser: ModuleType) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(data, stream, separators=(",", ":"))
         os.replace(temporary, path)
-
-
-class _Productions:
-    def __init__(self, productions: Any) -> None:
-        self.Productions = productions
