@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Literal
 
 from scriptast.errors import ModelError
@@ -47,14 +48,18 @@ PYXIS_PATH_CHARACTERS = {" ": "a space", ",": "a comma", ":": "a colon"}
 """What `--container-mounts` has no escape for (it splits on `,` and `:`)."""
 
 
+_WHITESPACE = re.compile(r"\s")
+# `\s` matches exactly what str.isspace() calls whitespace.
+_PYXIS_PATH_UNSAFE = re.compile(r"[,:\s\x00-\x1f\x7f]")
+
+
 def pyxis_path_problem(path: str) -> tuple[int, str] | None:
     """(offset, what) of the first character pyxis cannot express in a mount path, or None."""
-    for index, char in enumerate(path):
-        if char in PYXIS_PATH_CHARACTERS:
-            return index, PYXIS_PATH_CHARACTERS[char]
-        if char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F:
-            return index, "whitespace or a control character"
-    return None
+    found = _PYXIS_PATH_UNSAFE.search(path)
+    if found is None:
+        return None
+    char = found.group()
+    return found.start(), PYXIS_PATH_CHARACTERS.get(char, "whitespace or a control character")
 
 
 def _check_option_value(option: str, value: str | int | None, where: str) -> None:
@@ -162,7 +167,7 @@ class PyxisContainer(Node, frozen=True, kw_only=True, tag="pyxis"):
     save: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.image or any(c.isspace() for c in self.image):
+        if not self.image or _WHITESPACE.search(self.image):
             raise ModelError(f"container image {self.image!r} must be non-empty, without spaces")
         if self.name is not None and (not self.name or set(self.name) & set(":, \t\n")):
             raise ModelError(

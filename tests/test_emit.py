@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from scriptast import (
@@ -39,7 +40,7 @@ from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.srun_argv import parse_srun
 from scriptast.emitters.verify import verify_emitted
 from scriptast.errors import QuoteError
-from tests.model_strategies import srun_steps
+from tests.model_strategies import scripts, srun_steps
 from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean
 from tests.snapshot_files import ShellFile, SlurmFile
 
@@ -285,3 +286,38 @@ def test_srun_options_parse_back_into_the_same_step(step: SrunStep) -> None:
     parsed = parse_srun(argv)
     assert parsed == msgspec.structs.replace(step, payload=None, command=parsed.command)
     assert [w.value for w in parsed.command if isinstance(w, Lit)][:2] == ["bash", "-c"]
+
+
+def test_remembered_lines_tell_true_from_one() -> None:
+    def step(value: object) -> Script:
+        option = SrunOption(name="comment", value=value)  # type: ignore[arg-type]
+        return Script(body=(SrunStep(extra=(option,), command=(Lit(value="true"),)),))
+
+    assert "--comment=1 " in emit(step(1), verify=False)
+    assert "--comment=True " in emit(step(True), verify=False)
+    assert "--comment=1 " in emit(step(1), verify=False)
+
+
+def _outcome(script: Script) -> str:
+    try:
+        return emit(script, verify=False)
+    except QuoteError as error:
+        return f"error: {error}"
+
+
+@given(st.lists(scripts, min_size=2, max_size=4))
+@settings(max_examples=100)
+def test_remembered_statements_emit_what_a_fresh_emitter_does(batch: list[Script]) -> None:
+    from scriptast.emitters import bash
+
+    remembered = [_outcome(s) for s in batch]
+    bash._EMITTED.clear()
+    assert [_outcome(s) for s in reversed(batch)][::-1] == remembered
+
+
+def test_the_statement_memory_is_bounded() -> None:
+    from scriptast.emitters import bash
+
+    for index in range(bash._EMITTED_LIMIT + 50):
+        emit(Script(body=(cmd("echo", str(index)),)), verify=False)
+    assert len(bash._EMITTED) == bash._EMITTED_LIMIT

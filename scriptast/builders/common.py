@@ -3,11 +3,12 @@ MPI-environment clearing, user commands as statements, and exit-code capture."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from scriptast.builders.job import ResolvedJob, UserCommand
 from scriptast.script import Statement
-from scriptast.slurm import PyxisContainer, SbatchDirective, SrunStep
+from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep
 from scriptast.statements import (
     AndOr,
     Assign,
@@ -55,6 +56,11 @@ def _env(name: str) -> Param:
     return Param(name=name, form="default")
 
 
+# Builders below that take only values are cached: nodes are frozen, so sharing them between
+# jobs built in one process is safe, and a loop over jobs then rebuilds only what differs.
+
+
+@functools.cache
 def preamble() -> tuple[Statement, ...]:
     """`set -euo pipefail` and the job's identity on stdout."""
     return (
@@ -68,12 +74,14 @@ def preamble() -> tuple[Statement, ...]:
 
 def container(job: ResolvedJob) -> PyxisContainer:
     """The pyxis container every step of the job runs in."""
-    return PyxisContainer(
-        image=job.image_enroot,
-        name=job.job_name,
-        mounts=job.mounts,
-        workdir=job.project_path,
-    )
+    return _container(job.image_enroot, job.job_name, job.mounts, job.project_path)
+
+
+@functools.lru_cache(maxsize=256)
+def _container(
+    image: str, name: str, mounts: tuple[Mount, ...], workdir: str | None
+) -> PyxisContainer:
+    return PyxisContainer(image=image, name=name, mounts=mounts, workdir=workdir)
 
 
 def install_commands(job: ResolvedJob, eval_requirements: bool) -> tuple[Command, ...]:
@@ -103,6 +111,7 @@ def install_step(job: ResolvedJob) -> tuple[Statement, ...]:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def clear_mpi_env(keep: tuple[str, ...]) -> For:
     """Unset every PMI*, PMIX*, MPI*, OMPI* and SLURM* variable except those in `keep`.
 
@@ -153,10 +162,14 @@ def with_launcher(command: UserCommand, world_size: int) -> tuple[str, ...]:
 
 def exit_capture(step: Statement, label: str) -> tuple[Statement, ...]:
     """Run the last step without errexit, echo its exit code, and exit with it."""
+    before, after = _exit_capture_around(label)
+    return (*before, step, *after)
+
+
+@functools.lru_cache(maxsize=64)
+def _exit_capture_around(label: str) -> tuple[tuple[Statement, ...], tuple[Statement, ...]]:
     code = Param(name="rc")
-    return (
-        cmd("set", "+e"),
-        step,
+    return (cmd("set", "+e"),), (
         Assign(name="rc", value=Param(name="?")),
         cmd("set", "-e"),
         cmd("echo", concat(f"{label} finished with exit code ", code)),
@@ -171,4 +184,9 @@ def models_root_export(job: ResolvedJob) -> Export:
 
 def payload(*statements: ShellStatement) -> Payload:
     """A step payload that starts strict."""
-    return Payload(body=(cmd(*STRICT), *statements))
+    return Payload(body=(_strict(), *statements))
+
+
+@functools.cache
+def _strict() -> Command:
+    return cmd(*STRICT)

@@ -6,6 +6,10 @@ node class, and ends in a loud default. Quoting is delegated to `scriptast.emitt
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
+import msgspec
+
 from scriptast.docker import DockerRun
 from scriptast.emitters.lower import (
     ArgvLines,
@@ -33,6 +37,8 @@ from scriptast.statements import (
 from scriptast.words import Concat, Lit, Param, RawShell, Word
 
 INDENT = "    "
+_EMITTED: OrderedDict[tuple[type, int, bytes], list[str]] = OrderedDict()
+_EMITTED_LIMIT = 2048
 
 
 def emit(node: Script | Payload, *, verify: bool = True) -> str:
@@ -78,8 +84,26 @@ class BashEmitter:
     def _statements(self, statements: tuple[Statement, ...], depth: int) -> list[str]:
         lines: list[str] = []
         for statement in statements:
-            lines.extend(self.statement(statement, depth))
+            lines.extend(self._remembered(statement, depth))
         return lines
+
+    def _remembered(self, statement: Statement, depth: int) -> list[str]:
+        """`statement(...)`, remembered: nodes are frozen, and jobs built in a loop share most
+        of their statements (preamble, container, install). The key is the node's encoding, not
+        the node, because `==` takes True for 1 and 1.0 for 1, which print differently."""
+        try:
+            key = (type(self), depth, msgspec.json.encode(statement))
+        except (TypeError, msgspec.EncodeError):
+            return self.statement(statement, depth)
+        lines = _EMITTED.get(key)
+        if lines is None:
+            lines = self.statement(statement, depth)
+            _EMITTED[key] = lines
+            if len(_EMITTED) > _EMITTED_LIMIT:
+                _EMITTED.popitem(last=False)
+        else:
+            _EMITTED.move_to_end(key)
+        return list(lines)
 
     def statement(self, statement: Statement, depth: int) -> list[str]:
         pad = INDENT * depth

@@ -47,6 +47,9 @@ _ANSI_ESCAPES = {
 }  # fmt: skip
 
 
+_CONTROL_BUT_NEWLINE_TAB = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def _is_control(char: str) -> bool:
     code = ord(char)
     return code < 0x20 or code == 0x7F
@@ -69,7 +72,7 @@ def bash_word(value: str, *, command_position: bool = False) -> str:
         return value
     if value in _TEST_OPERATORS:
         return value
-    if any(_is_control(c) and c not in "\n\t" for c in value):
+    if _CONTROL_BUT_NEWLINE_TAB.search(value):
         return "$'" + "".join(_ansi_char(c) for c in value) + "'"
     if "'" in value and not _DOUBLE_QUOTE_UNSAFE.intersection(value):
         return '"' + value + '"'
@@ -113,6 +116,8 @@ def _ansi_char(char: str) -> str:
 
 
 def _check_encodable(value: str, context: str) -> None:
+    if value.isascii():
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
