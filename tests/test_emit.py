@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,7 @@ from scriptast import (
     Assign,
     BindMount,
     Blank,
+    Command,
     Comment,
     DockerRun,
     EnvVar,
@@ -311,13 +314,68 @@ def test_remembered_statements_emit_what_a_fresh_emitter_does(batch: list[Script
     from scriptast.emitters import bash
 
     remembered = [_outcome(s) for s in batch]
-    bash._EMITTED.clear()
+    bash.EMITTED.clear()
     assert [_outcome(s) for s in reversed(batch)][::-1] == remembered
 
 
 def test_the_statement_memory_is_bounded() -> None:
     from scriptast.emitters import bash
 
-    for index in range(bash._EMITTED_LIMIT + 50):
+    for index in range(bash.EMITTED.limit + 50):
         emit(Script(body=(cmd("echo", str(index)),)), verify=False)
-    assert len(bash._EMITTED) == bash._EMITTED_LIMIT
+    assert len(bash.EMITTED) == bash.EMITTED.limit
+
+
+def test_a_statement_that_runs_into_the_next_is_caught() -> None:
+    script = Script(body=(Command(argv=(Lit(value="echo"), RawShell(text="a\\"))), cmd("true")))
+    text = emit(script, verify=False)
+    assert text.endswith("echo a\\\ntrue\n")
+    with pytest.raises(VerifyError, match="1 commands where the model has 2"):
+        verify_emitted(text, script)
+
+
+@given(scripts)
+@settings(max_examples=150)
+def test_statement_by_statement_verification_agrees_with_one_parse(script: Script) -> None:
+    from scriptast.emitters import verify
+
+    try:
+        text = emit(script, verify=False)
+    except QuoteError:
+        return
+    verify.VERIFIED.clear()
+
+    def verdict(check: Callable[[], None]) -> str:
+        try:
+            check()
+        except VerifyError as error:
+            return str(error)
+        return "ok"
+
+    piecewise = verdict(lambda: verify_emitted(text, script))
+    whole = verdict(lambda: verify._verify_statements(text, script.body, BashEmitter()))
+    assert (piecewise == "ok") == (whole == "ok"), (piecewise, whole)
+
+
+def test_verified_statements_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scriptast.emitters import verify
+
+    script = _two_step_bench()
+    text = emit(script, verify=False)
+    verify.VERIFIED.clear()
+    parses: list[str] = []
+    original = verify.parse_commands
+
+    def counting(piece: str) -> object:
+        parses.append(piece)
+        return original(piece)
+
+    monkeypatch.setattr(verify, "parse_commands", counting)
+    verify_emitted(text, script)
+    assert parses
+    parses.clear()
+    verify_emitted(text, script)
+    assert parses == []
+    tampered = text.replace("--ntasks=2", "--ntasks=3")
+    with pytest.raises(VerifyError):
+        verify_emitted(tampered, script)

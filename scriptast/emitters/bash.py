@@ -6,10 +6,6 @@ node class, and ends in a loud default. Quoting is delegated to `scriptast.emitt
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
-import msgspec
-
 from scriptast.docker import DockerRun
 from scriptast.emitters.lower import (
     ArgvLines,
@@ -19,6 +15,7 @@ from scriptast.emitters.lower import (
 )
 from scriptast.emitters.quote import bash_word, sbatch_value
 from scriptast.errors import UnsupportedError
+from scriptast.memo import Memo, node_key
 from scriptast.script import Script, Statement
 from scriptast.slurm import SbatchDirective, SrunStep
 from scriptast.statements import (
@@ -37,8 +34,8 @@ from scriptast.statements import (
 from scriptast.words import Concat, Lit, Param, RawShell, Word
 
 INDENT = "    "
-_EMITTED: OrderedDict[tuple[type, int, bytes], list[str]] = OrderedDict()
-_EMITTED_LIMIT = 2048
+EMITTED: Memo[list[str]] = Memo(2048)
+"""Lines of statements already emitted, by emitter class, depth and the node's encoding."""
 
 
 def emit(node: Script | Payload, *, verify: bool = True) -> str:
@@ -68,13 +65,18 @@ class BashEmitter:
         return "\n".join(self._statements(payload.body, 0))
 
     def _script(self, script: Script) -> str:
+        lines = self.head_lines(script)
+        lines.extend(self._statements(script.body, 0))
+        return "\n".join(lines) + "\n"
+
+    def head_lines(self, script: Script) -> list[str]:
+        """Shebang, header comments, #SBATCH lines and the blank line after them."""
         lines = [script.shebang]
         lines.extend(self._comment(c, 0) for c in script.header)
         lines.extend(self.directive(d) for d in script.directives)
         if script.directives or script.header:
             lines.append("")
-        lines.extend(self._statements(script.body, 0))
-        return "\n".join(lines) + "\n"
+        return lines
 
     def directive(self, directive: SbatchDirective) -> str:
         if directive.value is None:
@@ -89,21 +91,20 @@ class BashEmitter:
 
     def _remembered(self, statement: Statement, depth: int) -> list[str]:
         """`statement(...)`, remembered: nodes are frozen, and jobs built in a loop share most
-        of their statements (preamble, container, install). The key is the node's encoding, not
-        the node, because `==` takes True for 1 and 1.0 for 1, which print differently."""
-        try:
-            key = (type(self), depth, msgspec.json.encode(statement))
-        except (TypeError, msgspec.EncodeError):
+        of their statements (preamble, container, install)."""
+        encoded = node_key(statement)
+        if encoded is None:
             return self.statement(statement, depth)
-        lines = _EMITTED.get(key)
+        key = (type(self), depth, encoded)
+        lines = EMITTED.get(key)
         if lines is None:
             lines = self.statement(statement, depth)
-            _EMITTED[key] = lines
-            if len(_EMITTED) > _EMITTED_LIMIT:
-                _EMITTED.popitem(last=False)
-        else:
-            _EMITTED.move_to_end(key)
+            EMITTED.put(key, lines)
         return list(lines)
+
+    def statement_texts(self, statements: tuple[Statement, ...]) -> list[str]:
+        """The text of each top-level statement; a body is these joined by newlines."""
+        return ["\n".join(self._remembered(s, 0)) for s in statements]
 
     def statement(self, statement: Statement, depth: int) -> list[str]:
         pad = INDENT * depth

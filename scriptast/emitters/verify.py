@@ -8,7 +8,6 @@ from their raw text, equal the model's; each srun argv parses back into the mode
 from __future__ import annotations
 
 import contextlib
-import functools
 import signal
 import threading
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from scriptast.emitters.readback import (
 )
 from scriptast.emitters.srun_argv import parse_srun
 from scriptast.errors import VerifyError
+from scriptast.memo import Memo, node_key
 from scriptast.script import Script, Statement
 from scriptast.slurm import SrunStep
 from scriptast.statements import (
@@ -60,13 +60,52 @@ class _Actual:
 
 
 def verify_emitted(text: str, node: Script | Payload) -> None:
-    """Raise VerifyError unless `text` reads back as `node`."""
+    """Raise VerifyError unless `text` reads back as `node`.
+
+    When `text` is exactly the node's statements joined by newlines (under comment-only head
+    lines), each statement's text is parsed and compared on its own, and a verified pair is
+    remembered: statements repeat across the steps and jobs of a sweep. A piece that could
+    reach into the next one (a trailing backslash, a here-document) sends the whole text
+    through one parse instead, as does text that is not the emitter's composition."""
     emitter = BashEmitter()
-    body = node.body
     if isinstance(node, Script):
         _check_directives(text, node, emitter)
+    pieces = _pieces(text, node, emitter)
+    if pieces is None:
+        _verify_statements(text, node.body, emitter)
+        return
+    for piece, statement in pieces:
+        encoded = node_key(statement)
+        key = None if encoded is None else (piece, encoded)
+        if key is not None and VERIFIED.get(key):
+            continue
+        _verify_statements(piece, (statement,), emitter)
+        if key is not None:
+            VERIFIED.put(key, True)
+
+
+VERIFIED: Memo[bool] = Memo(4096)
+"""(statement text, statement encoding) pairs already verified."""
+
+
+def _pieces(
+    text: str, node: Script | Payload, emitter: BashEmitter
+) -> list[tuple[str, Statement]] | None:
+    texts = emitter.statement_texts(node.body)
+    head = emitter.head_lines(node) if isinstance(node, Script) else []
+    if any(line and not line.startswith("#") for line in head):
+        return None
+    composed = "\n".join([*head, *texts]) + ("\n" if isinstance(node, Script) else "")
+    if composed != text or any(piece.endswith("\\") or "<<" in piece for piece in texts):
+        return None
+    return list(zip(texts, node.body, strict=True))
+
+
+def _verify_statements(
+    text: str, statements: tuple[Statement, ...], emitter: BashEmitter
+) -> None:
     expected: list[_Expected] = []
-    for statement in body:
+    for statement in statements:
         expected.extend(_expected(statement, emitter))
     actual = parse_commands(text)
     if len(actual) != len(expected):
@@ -249,14 +288,7 @@ def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
         payload_text = literal_value(read[-1])
         if payload_text != emitter.payload_text(want.payload):
             raise VerifyError("a payload does not read back as the text emitted for it")
-        _verify_payload(payload_text, want.payload)
-
-
-@functools.lru_cache(maxsize=512)
-def _verify_payload(text: str, payload: Payload) -> None:
-    """Payloads repeat across steps and sweeps (the install step); a verified (text, payload)
-    pair is not parsed again. Frozen nodes hash by value, so equal models share an entry."""
-    verify_emitted(text, payload)
+        verify_emitted(payload_text, want.payload)
 
 
 def _check_directives(text: str, script: Script, emitter: BashEmitter) -> None:
