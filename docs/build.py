@@ -140,7 +140,28 @@ def job_spec() -> str:
     return "\n".join(lines) + "\n"
 
 
+def help_pages() -> str:
+    """Every stored help page, rendered by the typer app as it writes to a pipe."""
+    from scriptast.help_pages import HELP_REQUESTS, RENDERING_VARIABLES, page_key
+
+    env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
+    run_typer = "import sys; sys.argv[0] = 'scriptast'; from scriptast.cli import main; main()"
+    pages = {}
+    for arguments in HELP_REQUESTS:
+        result = subprocess.run(
+            [sys.executable, "-c", run_typer, *arguments],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            check=True,
+        )
+        pages[page_key(arguments)] = result.stdout
+    return json.dumps(pages, indent=1, ensure_ascii=False) + "\n"
+
+
 def main() -> None:
+    (ROOT / "scriptast" / "help_pages.json").write_text(help_pages(), encoding="utf-8")
     (ROOT / "docs" / "guide.md").write_text(guide(), encoding="utf-8")
     (ROOT / "docs" / "job_spec.md").write_text(job_spec(), encoding="utf-8")
 

@@ -1,4 +1,4 @@
-"""The console-script entry: `--version` and plain `emit` runs are answered before typer loads."""
+"""The console-script entry: `--version`, piped help and plain `emit` runs skip loading typer."""
 
 from __future__ import annotations
 
@@ -15,6 +15,13 @@ def main() -> None:
         sys.stdout.write(f"scriptast {__version__}\n")
         return
     completing = any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
+    if ("--help" in arguments or not arguments) and not completing:
+        from scriptast.help_pages import stored_page
+
+        page = stored_page(arguments)
+        if page is not None:
+            sys.stdout.write(page)
+            return
     if arguments[:1] == ["emit"] and not completing:
         from scriptast.cli_fast import parse_emit
 

@@ -50,3 +50,10 @@ def test_library_doc_code_runs() -> None:
     printed = out.getvalue()
     assert printed.count("refused:") == 2 and "mpi_plugin='pmix_v4'" in printed
     assert "derived from --tp 2 in bench_cmd" in printed
+
+
+def test_stored_help_pages_are_current() -> None:
+    import build
+
+    stored = (ROOT / "scriptast/help_pages.json").read_text(encoding="utf-8")
+    assert stored == build.help_pages(), "run python docs/build.py"

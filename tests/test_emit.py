@@ -379,3 +379,16 @@ def test_verified_statements_are_not_parsed_again(monkeypatch: pytest.MonkeyPatc
     tampered = text.replace("--ntasks=2", "--ntasks=3")
     with pytest.raises(VerifyError):
         verify_emitted(tampered, script)
+
+
+def test_verification_runs_in_a_worker_thread() -> None:
+    import threading
+
+    from scriptast.emitters import verify
+
+    verify.VERIFIED.clear()
+    found: list[str] = []
+    worker = threading.Thread(target=lambda: found.append(emit(_two_step_bench())))
+    worker.start()
+    worker.join()
+    assert found and found[0] == emit(_two_step_bench(), verify=False)

@@ -11,14 +11,16 @@ from pathlib import Path
 HEAVY = ("typer", "rich", "pydantic", "bashlex", "click", "yaml")
 
 
-def _loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
+def _loaded_after(
+    code: str, env: dict[str, str] | None = None, base: dict[str, str] | None = None
+) -> set[str]:
     probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
     out = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, **(env or {})},
+        env={**(dict(os.environ) if base is None else base), **(env or {})},
     )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -146,3 +148,41 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
     assert not (tmp_path / "bad").exists()
     spec = json.loads((tmp_path / "w1" / "job_spec.json").read_text())
     assert spec["model_name"] == "m1" and spec["slurm_params"]["ntasks"] == 2
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    from scriptast.help_pages import RENDERING_VARIABLES
+
+    return {**{k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}, **extra}
+
+
+def _scriptast(arguments: list[str], env: dict[str, str], typer_path: bool) -> str:
+    entry = "scriptast.cli" if typer_path else "scriptast.entry"
+    code = f"import sys; sys.argv[0] = 'scriptast'; from {entry} import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *arguments],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        check=True,
+    )
+    return result.stdout
+
+
+def test_piped_help_is_what_typer_prints_and_loads_no_typer() -> None:
+    from scriptast.help_pages import HELP_REQUESTS
+
+    env = _clean_env()
+    for arguments in HELP_REQUESTS[::2]:
+        assert _scriptast(list(arguments), env, False) == _scriptast(list(arguments), env, True)
+    code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.entry import main\nmain()"
+    loaded = _loaded_after(code, base=env)
+    assert not loaded & {"typer", "click", "rich", "pydantic"}
+
+
+def test_help_under_other_rendering_settings_goes_through_typer() -> None:
+    wide = _clean_env(COLUMNS="132")
+    page = _scriptast(["emit", "--help"], wide, False)
+    assert page == _scriptast(["emit", "--help"], wide, True)
+    assert max(len(line) for line in page.splitlines()) > 100

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -101,9 +100,7 @@ def _pieces(
     return list(zip(texts, node.body, strict=True))
 
 
-def _verify_statements(
-    text: str, statements: tuple[Statement, ...], emitter: BashEmitter
-) -> None:
+def _verify_statements(text: str, statements: tuple[Statement, ...], emitter: BashEmitter) -> None:
     expected: list[_Expected] = []
     for statement in statements:
         expected.extend(_expected(statement, emitter))
@@ -126,14 +123,15 @@ class _ParseTimeout(Exception):
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
     """Bound a parse (bashlex loops on some inputs); only the main thread can set an alarm."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def expire(signum: int, frame: object) -> None:
         raise _ParseTimeout
 
-    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread
+        yield
+        return
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield

@@ -1,0 +1,61 @@
+"""Help pages as typer renders them for a pipe, stored, so that piped `--help` needs no typer.
+
+`docs/build.py` renders every page through the typer app and writes `help_pages.json`; a test
+keeps it current. A stored page is printed only when typer would print exactly it: the program
+is `scriptast`, stdout is not a terminal and takes UTF-8, and none of the variables that change
+typer's or rich's rendering is set. Anything else goes through typer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+PAGES_FILE = Path(__file__).with_name("help_pages.json")
+COMMANDS = (
+    (),
+    ("emit",),
+    *(("emit", name) for name in ("pytest", "eval", "bench", "custom", "perf-sanity")),
+    ("schema",),
+    ("verify",),
+    ("probe-slurm",),
+)
+HELP_REQUESTS = ((), *((*command, "--help") for command in COMMANDS))
+"""The command lines whose output is stored: `scriptast` alone and each command's `--help`."""
+RENDERING_VARIABLES = (
+    "COLUMNS",
+    "LINES",
+    "TERMINAL_WIDTH",
+    "FORCE_COLOR",
+    "NO_COLOR",
+    "PY_COLORS",
+    "GITHUB_ACTIONS",
+    "TYPER_USE_RICH",
+    "_TYPER_FORCE_DISABLE_TERMINAL",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+    "DATABRICKS_RUNTIME_VERSION",
+)
+
+
+def page_key(arguments: tuple[str, ...]) -> str:
+    return " ".join(arguments)
+
+
+def stored_page(arguments: list[str]) -> str | None:
+    """The stored output of `scriptast <arguments>`, or None to let typer render it."""
+    if tuple(arguments) not in HELP_REQUESTS or os.path.basename(sys.argv[0]) != "scriptast":
+        return None
+    if any(name in os.environ for name in RENDERING_VARIABLES) or sys.stdout.isatty():
+        return None
+    if (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+        return None
+    try:
+        pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return pages.get(page_key(tuple(arguments)))
