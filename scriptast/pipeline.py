@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import JobSpec, build_job_spec
@@ -25,8 +26,7 @@ JOB_SPEC = "job_spec.json"
 DOCKER_CMD = "docker_cmd.sh"
 
 
-@dataclass(frozen=True)
-class OutputFile:
+class OutputFile(msgspec.Struct, frozen=True):
     """One file to write: absolute path, text, executable bit."""
 
     path: str
@@ -34,8 +34,7 @@ class OutputFile:
     executable: bool = False
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(msgspec.Struct, frozen=True):
     """Everything one request produces."""
 
     job: ResolvedJob

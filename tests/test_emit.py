@@ -392,3 +392,14 @@ def test_verification_runs_in_a_worker_thread() -> None:
     worker.start()
     worker.join()
     assert found and found[0] == emit(_two_step_bench(), verify=False)
+
+
+def test_closing_a_descriptor_reads_back() -> None:
+    script = Script(body=(Command(argv=(Lit(value="echo"),), redirects=(to_stderr(),)),))
+    assert emit(script).endswith("echo >&2\n")
+    from scriptast import Redirect
+
+    closing = Redirect(op=">&", target=Lit(value="-"))
+    assert emit(Script(body=(Command(argv=(Lit(value="echo"),), redirects=(closing,)),))).endswith(
+        "echo >&-\n"
+    )

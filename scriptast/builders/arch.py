@@ -4,7 +4,8 @@ seed's fallbacks when the probe could not tell."""
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass
+
+import msgspec
 
 from scriptast.builders.request import ExecutionScenario
 from scriptast.builders.slurm_env import Partition, SlurmEnv
@@ -12,8 +13,7 @@ from scriptast.builders.slurm_env import Partition, SlurmEnv
 ARCH_ALIASES = {"arm64": "aarch64", "aarch64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
 
 
-@dataclass(frozen=True)
-class Arch:
+class Arch(msgspec.Struct, frozen=True):
     """The architecture, where it came from, and whether slurm_env's pmix.preferred may be used."""
 
     name: str

@@ -3,8 +3,9 @@ canonical `registry/path:tag` for job_spec and docker, enroot's `registry#path:t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from scriptast.errors import ResolveError
 
@@ -12,8 +13,7 @@ ARCH_KEYS = {"aarch64": "LLM_SBSA_DOCKER_IMAGE", "x86_64": "LLM_DOCKER_IMAGE"}
 PROPERTIES = "jenkins/current_image_tags.properties"
 
 
-@dataclass(frozen=True)
-class Image:
+class Image(msgspec.Struct, frozen=True):
     """Both spellings of the image, and where it came from."""
 
     canonical: str

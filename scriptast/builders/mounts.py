@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass
+
+import msgspec
 
 from scriptast.errors import ModelError, ResolveError
 from scriptast.slurm import Mount, pyxis_path_problem
 
 
-@dataclass(frozen=True)
-class MountPlan:
+class MountPlan(msgspec.Struct, frozen=True):
     """The mounts, the host path mounted at llm_models_root (None when slurm_env gave the
     mounts verbatim without one), and where the models path came from."""
 

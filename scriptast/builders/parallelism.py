@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import posixpath
-from dataclasses import dataclass
+
+import msgspec
 
 from scriptast.builders.shellwords import flag_value, split_top_level, tokenize
 from scriptast.errors import ResolveError
@@ -12,16 +13,14 @@ from scriptast.errors import ResolveError
 MAX_DEVICES = 8
 
 
-@dataclass(frozen=True)
-class Sourced:
+class Sourced(msgspec.Struct, frozen=True):
     """An int and where it came from."""
 
     value: int
     source: str
 
 
-@dataclass(frozen=True)
-class Parallelism:
+class Parallelism(msgspec.Struct, frozen=True):
     """What the Slurm header and the steps need."""
 
     required_devices: Sourced

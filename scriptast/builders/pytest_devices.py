@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from scriptast.builders.shellwords import words
 from scriptast.errors import ResolveError
@@ -17,8 +18,7 @@ DEFS = "tests/integration/defs"
 _MARK = "skip_less_device"
 
 
-@dataclass(frozen=True)
-class TestTarget:
+class TestTarget(msgspec.Struct, frozen=True):
     """A test id from test_cmd: file path as written, class/function names, the param id."""
 
     path: str
@@ -26,8 +26,7 @@ class TestTarget:
     param_id: str | None
 
 
-@dataclass(frozen=True)
-class TestFile:
+class TestFile(msgspec.Struct, frozen=True):
     """Where the test file is, and whether it lies under tests/integration/defs."""
 
     path: Path
@@ -143,8 +142,7 @@ def devices_from_ids(*names: str) -> int | None:
     return max(max(tp, 1) * max(pp, 1), gpus)
 
 
-@dataclass(frozen=True)
-class Devices:
+class Devices(msgspec.Struct, frozen=True):
     """The GPU count found, and where."""
 
     count: int

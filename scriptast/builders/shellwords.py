@@ -3,7 +3,7 @@ command is plain enough to become typed argv (only literal words and simple redi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from scriptast.errors import InputError
 
@@ -11,8 +11,7 @@ _OPERATORS = ("&&", "||", ";;", ";", "|", "&")
 _REDIRECTS = (">>", ">&", "<", ">")
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(msgspec.Struct, frozen=True):
     """A word (its value after quote removal) or an operator/redirection symbol."""
 
     value: str
@@ -112,8 +111,7 @@ def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
     return "".join(out), expands, index
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
+class SimpleCommand(msgspec.Struct, frozen=True):
     """A command that can be typed: literal argv, and redirections as (symbol, target)."""
 
     argv: tuple[str, ...]

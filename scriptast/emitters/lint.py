@@ -3,7 +3,7 @@ first command, and each srun's options (pyxis flags too) are well formed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from scriptast.emitters.readback import literal_value, read_word, sbatch_tokens
 from scriptast.emitters.srun_argv import parse_srun
@@ -13,16 +13,14 @@ from scriptast.slurm_options import SBATCH_OPTIONS
 from scriptast.words import literal_text
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """One problem: where (line or context) and what."""
 
     where: str
     message: str
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(msgspec.Struct, frozen=True):
     """One `#SBATCH --name[=value]` read back as sbatch reads it."""
 
     line: int
@@ -30,8 +28,7 @@ class Directive:
     value: str | None
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(msgspec.Struct, frozen=True):
     """What lint found, and what it read (for further checks against a cluster)."""
 
     findings: tuple[Finding, ...]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -44,16 +43,14 @@ from scriptast.statements import (
 from scriptast.words import Lit, Word, WordPart, concat
 
 
-@dataclass(frozen=True)
-class _Expected:
+class _Expected(msgspec.Struct, frozen=True):
     words: tuple[Word, ...]
     redirects: tuple[tuple[str, str, str], ...] = ()
     payload: Payload | None = None
     srun: SrunStep | None = None
 
 
-@dataclass(frozen=True)
-class _Actual:
+class _Actual(msgspec.Struct, frozen=True):
     words: tuple[str, ...]
     redirects: tuple[tuple[str, str, str], ...]
 
@@ -195,7 +192,7 @@ def _collect(node: Any, text: str, found: list[_Actual]) -> None:
 def _redirect(part: Any, text: str) -> tuple[str, str, str]:
     fd = "" if part.input is None else str(part.input)
     target = part.output
-    if isinstance(target, int):
+    if isinstance(target, int | str):  # `>&2`, and `>&-` (bashlex gives the text)
         return (fd, part.type, str(target))
     return (fd, part.type, literal_value(read_word(text[target.pos[0] : target.pos[1]])))
 
