@@ -142,21 +142,9 @@ def job_spec() -> str:
 
 def help_pages() -> str:
     """Every stored help page, rendered by the typer app as it writes to a pipe."""
-    from scriptast.help_pages import HELP_REQUESTS, RENDERING_VARIABLES, page_key
+    from scriptast.help_pages import HELP_REQUESTS, page_key, piped_output
 
-    env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
-    run_typer = "import sys; sys.argv[0] = 'scriptast'; from scriptast.cli import main; main()"
-    pages = {}
-    for arguments in HELP_REQUESTS:
-        result = subprocess.run(
-            [sys.executable, "-c", run_typer, *arguments],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            env=env,
-            check=True,
-        )
-        pages[page_key(arguments)] = result.stdout
+    pages = {page_key(arguments): piped_output(arguments) for arguments in HELP_REQUESTS}
     return json.dumps(pages, indent=1, ensure_ascii=False) + "\n"
 
 

@@ -46,6 +46,25 @@ def page_key(arguments: tuple[str, ...]) -> str:
     return " ".join(arguments)
 
 
+def piped_output(
+    arguments: tuple[str, ...], *, through: str = "scriptast.cli", **settings: str
+) -> str:
+    """What `scriptast <arguments>` writes to a pipe when run by `through`'s main (typer's by
+    default), with none of the rendering variables set but `settings`: how pages are made."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
+    code = f"import sys; sys.argv[0] = 'scriptast'; from {through} import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *arguments],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**env, **settings},
+        check=True,
+    ).stdout
+
+
 def stored_page(arguments: list[str]) -> str | None:
     """The stored output of `scriptast <arguments>`, or None to let typer render it."""
     if tuple(arguments) not in HELP_REQUESTS or os.path.basename(sys.argv[0]) != "scriptast":

@@ -150,39 +150,21 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
     assert spec["model_name"] == "m1" and spec["slurm_params"]["ntasks"] == 2
 
 
-def _clean_env(**extra: str) -> dict[str, str]:
-    from scriptast.help_pages import RENDERING_VARIABLES
-
-    return {**{k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}, **extra}
-
-
-def _scriptast(arguments: list[str], env: dict[str, str], typer_path: bool) -> str:
-    entry = "scriptast.cli" if typer_path else "scriptast.entry"
-    code = f"import sys; sys.argv[0] = 'scriptast'; from {entry} import main; main()"
-    result = subprocess.run(
-        [sys.executable, "-c", code, *arguments],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        check=True,
-    )
-    return result.stdout
-
-
 def test_piped_help_is_what_typer_prints_and_loads_no_typer() -> None:
-    from scriptast.help_pages import HELP_REQUESTS
+    from scriptast.help_pages import HELP_REQUESTS, RENDERING_VARIABLES, piped_output
 
-    env = _clean_env()
     for arguments in HELP_REQUESTS[::2]:
-        assert _scriptast(list(arguments), env, False) == _scriptast(list(arguments), env, True)
+        assert piped_output(arguments, through="scriptast.entry") == piped_output(arguments)
+    env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
     code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.entry import main\nmain()"
     loaded = _loaded_after(code, base=env)
     assert not loaded & {"typer", "click", "rich", "pydantic"}
 
 
 def test_help_under_other_rendering_settings_goes_through_typer() -> None:
-    wide = _clean_env(COLUMNS="132")
-    page = _scriptast(["emit", "--help"], wide, False)
-    assert page == _scriptast(["emit", "--help"], wide, True)
+    from scriptast.help_pages import piped_output
+
+    arguments = ("emit", "--help")
+    page = piped_output(arguments, through="scriptast.entry", COLUMNS="132")
+    assert page == piped_output(arguments, COLUMNS="132")
     assert max(len(line) for line in page.splitlines()) > 100
