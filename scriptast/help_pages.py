@@ -13,11 +13,13 @@ import os
 import sys
 from pathlib import Path
 
+from scriptast.cli_fields import WORKFLOWS
+
 PAGES_FILE = Path(__file__).with_name("help_pages.json")
 COMMANDS = (
     (),
     ("emit",),
-    *(("emit", name) for name in ("pytest", "eval", "bench", "custom", "perf-sanity")),
+    *(("emit", name) for name in WORKFLOWS),
     ("schema",),
     ("verify",),
     ("probe-slurm",),
