@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptast.cli_fields import ENV_CHECK_FLAGS, OUTPUT_FLAGS, REQUEST_FLAGS, WORKFLOWS, flag
+from scriptast.cli_fields import (
+    ENV_CHECK_FLAGS,
+    OUTPUT_FLAGS,
+    REQUEST_FLAGS,
+    WORKFLOWS,
+    flag,
+    negated_flag,
+)
 
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -25,7 +32,7 @@ def _tables() -> tuple[dict[str, tuple[str, type]], dict[str, tuple[str, bool]]]
         if kind is bool:
             switches[flag(name)] = (name, True)
             if name in negatable:
-                switches["--no-" + flag(name)[2:]] = (name, False)
+                switches[negated_flag(name)] = (name, False)
         else:
             valued[flag(name)] = (name, kind)
     return valued, switches

@@ -81,3 +81,8 @@ OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
 def flag(field: str) -> str:
     """The command-line spelling of a field: `--kebab-case`."""
     return "--" + field.replace("_", "-")
+
+
+def negated_flag(field: str) -> str:
+    """The spelling that turns a request switch off: `--no-kebab-case`."""
+    return "--no-" + field.replace("_", "-")

@@ -13,6 +13,7 @@ from scriptast.cli_fields import (
     OUTPUT_FLAGS,
     REQUEST_FLAGS,
     flag,
+    negated_flag,
 )
 
 
@@ -53,8 +54,7 @@ _COMPLETERS = {"partition": complete_partition, "account": complete_account}
 
 
 def _option(name: str, kind: type, help_text: str, panel: str) -> inspect.Parameter:
-    spelling = flag(name)
-    declarations = [f"{spelling}/--no-{spelling[2:]}"] if kind is bool else [spelling]
+    declarations = [f"{flag(name)}/{negated_flag(name)}"] if kind is bool else [flag(name)]
     default = typer.Option(
         None,
         *declarations,

@@ -48,8 +48,8 @@ PYXIS_PATH_CHARACTERS = {" ": "a space", ",": "a comma", ":": "a colon"}
 """What `--container-mounts` has no escape for (it splits on `,` and `:`)."""
 
 
-_WHITESPACE = re.compile(r"\s")
 # `\s` matches exactly what str.isspace() calls whitespace.
+_WHITESPACE = re.compile(r"\s")
 _PYXIS_PATH_UNSAFE = re.compile(r"[,:\s\x00-\x1f\x7f]")
 
 
