@@ -24,6 +24,18 @@ class Redirect(Node, frozen=True, kw_only=True, tag="redirect"):
     def __post_init__(self) -> None:
         if self.fd is not None and not 0 <= self.fd <= 9:
             raise ModelError(f"redirect file descriptor {self.fd} must be 0..9")
+        target = self.target
+        if (
+            self.op == ">&"
+            and isinstance(target, Lit)
+            and target.value.isdecimal()
+            and target.value != str(int(target.value))
+        ):
+            # bash reads any all-digit target of `>&` as a descriptor number, quoted or not
+            raise ModelError(
+                f"`>&{target.value}` duplicates descriptor {int(target.value)}: write it as "
+                f"{int(target.value)}"
+            )
 
 
 class Command(Node, frozen=True, kw_only=True, tag="command"):

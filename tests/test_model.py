@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from scriptast import (
+    Assign,
+    Redirect,
     Command,
     Comment,
     Export,
@@ -147,7 +149,35 @@ def test_bad_time_limits(text: str) -> None:
         parse_time_limit(text)
 
 
+def _one_command(command: Command) -> Script:
+    return Script(body=(command,))
+
+
 @settings(max_examples=150)
 @given(scripts.filter(lambda s: b"raw_shell" not in msgspec.json.encode(s)))
+# `>&-0` is `>&-` then the word `0` to bash: the target is quoted
+@example(_one_command(cmd("", redirects=(Redirect(op=">&", target=Lit(value="-0")),))))
+@example(_one_command(cmd("x", redirects=(Redirect(op=">&", target=Lit(value="-e"), fd=2),))))
+# bashlex 0.18 fails on `<(`/`>(` inside the single quotes of an assignment value
+@example(
+    _one_command(
+        Command(argv=(Lit(value="x"),), assigns=(Assign(name="v", value=Lit(value="a>(b")),))
+    )
+)
+@example(
+    _one_command(
+        Command(argv=(Lit(value="x"),), assigns=(Assign(name="v", value=Lit(value="<(")),))
+    )
+)
 def test_every_script_emits_verified_and_parses_in_bash(script: Script) -> None:
     assert_bash_syntax(emit(script))
+
+
+def test_an_all_digit_dup_target_is_written_canonically() -> None:
+    # bash reads `>&00` as descriptor 0 whatever the quoting: the model refuses the spelling
+    with pytest.raises(ModelError, match="write it as 0"):
+        Redirect(op=">&", target=Lit(value="00"))
+    assert (
+        emit(Payload(body=(cmd("x", redirects=(Redirect(op=">&", target=Lit(value="2")),)),)))
+        == "x >&2"
+    )

@@ -13,7 +13,7 @@ from scriptast.emitters.lower import (
     run_lines,
     srun_option_lines,
 )
-from scriptast.emitters.quote import bash_word, sbatch_value
+from scriptast.emitters.quote import bash_word, dup_target, sbatch_value
 from scriptast.errors import UnsupportedError
 from scriptast.memo import Memo, node_key
 from scriptast.script import Script, Statement
@@ -162,7 +162,9 @@ class BashEmitter:
     def redirect(self, redirect: Redirect) -> str:
         fd = "" if redirect.fd is None else str(redirect.fd)
         if redirect.op == ">&":
-            return f"{fd}>&{self.word(redirect.target)}"
+            target = redirect.target
+            text = dup_target(target.value) if isinstance(target, Lit) else self.word(target)
+            return f"{fd}>&{text}"
         return f"{fd}{redirect.op} {self.word(redirect.target)}"
 
     def assignment(self, assign: Assign) -> str:

@@ -88,19 +88,24 @@ def _single_quoted(value: str) -> str:
 _SIMPLE_BRACED = re.compile(r"\$\{[A-Za-z0-9_#?@*!:/%\[\]-]*\}")
 
 
+_PROCESS_SUBSTITUTION = re.compile(r"[<>]\(")
+
+
 def _confuses_bashlex(value: str) -> bool:
     """bashlex 0.18 parses `$(`, backquotes and unbalanced `${` even inside single quotes of a
-    word that mixes quoting styles (it fails or loops), so such text is written another way."""
-    if "`" in value or "$(" in value:
+    word that mixes quoting styles (it fails or loops), and `<(`/`>(` inside the single quotes of
+    an assignment value, so such text is written another way."""
+    if "`" in value or "$(" in value or _PROCESS_SUBSTITUTION.search(value):
         return True
     return "${" in _SIMPLE_BRACED.sub("", value)
 
 
 def _escape_expansion_chars(value: str) -> str:
-    """Single-quote the runs between `$` and backquote characters, backslash-escape those."""
+    """Single-quote the runs between `$`, backquote and process-substitution `(` characters,
+    backslash-escape those."""
     pieces = []
-    for run in re.split(r"([$`])", value):
-        if run in ("$", "`"):
+    for run in re.split(r"([$`]|(?<=[<>])\()", value):
+        if run in ("$", "`", "("):
             pieces.append("\\" + run)
         elif run:
             pieces.append(run if _BASH_SAFE.match(run) and run[0] != "#" else _single_quoted(run))
@@ -180,6 +185,15 @@ def pyxis_mounts(mounts: list[tuple[str, str, tuple[str, ...]]]) -> str:
 def pyxis_names(names: tuple[str, ...]) -> str:
     """A comma-separated list of variable names for `--container-env`."""
     return ",".join(names)
+
+
+def dup_target(value: str) -> str:
+    """The target of `>&`: bash reads `>&-x` as `>&-` (close) and then the word `x`, so a target
+    that starts with `-` is quoted unless it is the lone `-` that closes the descriptor."""
+    if value != "-" and value.startswith("-"):
+        _check_encodable(value, "a redirection target")
+        return _single_quoted(value)
+    return bash_word(value)
 
 
 def docker_mount_field(key: str, value: str) -> str:
