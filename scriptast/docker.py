@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from scriptast.errors import ModelError
+from scriptast.image_ref import image_problem
 from scriptast.node import IDENTIFIER, Node
 from scriptast.statements import Payload
 from scriptast.words import Word
@@ -52,8 +53,9 @@ class DockerRun(Node, frozen=True, kw_only=True, tag="docker_run"):
     command: tuple[Word, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.image or any(c.isspace() for c in self.image):
-            raise ModelError(f"docker image {self.image!r} must be non-empty, without spaces")
+        problem = image_problem(self.image)
+        if problem is not None:
+            raise ModelError(f"docker image {self.image!r} is not an image reference: {problem}")
         if (self.payload is None) == (not self.command):
             raise ModelError("a docker run runs exactly one of a payload or a command")
         if self.workdir is not None and not posixpath.isabs(self.workdir):

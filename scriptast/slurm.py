@@ -7,6 +7,7 @@ import re
 from typing import Literal
 
 from scriptast.errors import ModelError
+from scriptast.image_ref import SQUASHFS, image_problem
 from scriptast.node import IDENTIFIER, Node, check_single_line
 from scriptast.slurm_options import (
     FLAG_OPTIONS,
@@ -49,7 +50,18 @@ PYXIS_PATH_CHARACTERS = {" ": "a space", ",": "a comma", ":": "a colon"}
 
 
 # `\s` matches exactly what str.isspace() calls whitespace.
-_WHITESPACE = re.compile(r"\s")
+def filename_literal(text: str) -> str:
+    """`text` as literal text of an sbatch `--output`/`--error` file-name pattern: `%` is
+    written `%%`. A backslash is refused: Slurm reads one as "expand no pattern at all", which
+    would leave `%j` unexpanded and the log somewhere nobody looks."""
+    if "\\" in text:
+        raise ModelError(
+            f"{text!r} holds a backslash, which turns off Slurm's %-patterns (%j too) in "
+            "--output/--error; use a path without a backslash"
+        )
+    return text.replace("%", "%%")
+
+
 _PYXIS_PATH_UNSAFE = re.compile(r"[,:\s\x00-\x1f\x7f]")
 
 
@@ -167,8 +179,8 @@ class PyxisContainer(Node, frozen=True, kw_only=True, tag="pyxis"):
     save: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.image or _WHITESPACE.search(self.image):
-            raise ModelError(f"container image {self.image!r} must be non-empty, without spaces")
+        if not SQUASHFS.match(self.image) and (problem := image_problem(self.image)):
+            raise ModelError(f"container image {self.image!r} is not an image reference: {problem}")
         if self.name is not None and (not self.name or set(self.name) & set(":, \t\n")):
             raise ModelError(
                 f"container name {self.name!r} must be non-empty, without : , or space"

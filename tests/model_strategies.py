@@ -105,7 +105,7 @@ mounts = st.builds(
 )
 containers = st.builds(
     PyxisContainer,
-    image=st.from_regex(r"[a-z0-9.]+#[a-z0-9/]+:[a-z0-9.]+", fullmatch=True),
+    image=st.from_regex(r"[a-z0-9]+(\.[a-z0-9]+)*#[a-z0-9]+(/[a-z0-9]+)*:\w[\w.]*", fullmatch=True),
     mounts=st.lists(mounts, max_size=3).map(tuple),
     name=st.none() | st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
     workdir=st.none() | PATHS,
@@ -130,7 +130,7 @@ srun_steps = st.builds(
 )
 docker_runs = st.builds(
     DockerRun,
-    image=st.from_regex(r"[a-z0-9./]+:[a-z0-9.]+", fullmatch=True),
+    image=st.from_regex(r"[a-z0-9]+([./][a-z0-9]+)*:\w[\w.]*", fullmatch=True),
     name=st.none() | st.from_regex(r"[a-z_]{1,10}", fullmatch=True),
     env=st.lists(st.builds(EnvVar, name=NAMES, value=lits), max_size=2).map(tuple),
     mounts=st.lists(

@@ -8,7 +8,6 @@ from hypothesis import example, given, settings
 
 from scriptast import (
     Assign,
-    Redirect,
     Command,
     Comment,
     Export,
@@ -20,6 +19,7 @@ from scriptast import (
     Param,
     Payload,
     PyxisContainer,
+    Redirect,
     SbatchDirective,
     Script,
     SrunOption,
@@ -98,7 +98,10 @@ def test_decoding_runs_the_invariants() -> None:
         ),
         (lambda: Mount(source="rel", target="/x"), "absolute"),
         (lambda: Mount(source="/a", target="/x", flags=("bogus",)), "mount flag"),
-        (lambda: PyxisContainer(image="a b"), "without spaces"),
+        (lambda: PyxisContainer(image="a b"), "holds ' ' at offset 1"),
+        (lambda: PyxisContainer(image="--volume=/:/host"), "read it as an option"),
+        (lambda: DockerRun(image="-v/:/host"), "read it as an option"),
+        (lambda: DockerRun(image="/images/trtllm.sqsh"), "not an image reference"),
         (lambda: PyxisContainer(image="i", name="a:b"), "container name"),
         (lambda: PyxisContainer(image="i", name_flag="exec"), "needs a container name"),
         (lambda: PyxisContainer(image="i", workdir="rel"), "absolute"),

@@ -8,7 +8,7 @@ import posixpath
 
 from scriptast.builders.job import ResolvedJob, UserCommand
 from scriptast.script import Statement
-from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep
+from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep, filename_literal
 from scriptast.statements import (
     AndOr,
     Assign,
@@ -33,7 +33,7 @@ def directives(job: ResolvedJob) -> tuple[SbatchDirective, ...]:
     """The `#SBATCH` header of a Category 2, 3, 5 or 6 script."""
     slurm = job.slurm
     assert slurm is not None
-    log = posixpath.join(job.log_dir, job.job_name)
+    log = filename_literal(posixpath.join(job.log_dir, job.job_name))
     found = [
         SbatchDirective(option="job-name", value=job.job_name),
         SbatchDirective(option="output", value=f"{log}_%j.out"),

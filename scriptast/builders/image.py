@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 
 from scriptast.errors import ResolveError
+from scriptast.image_ref import check_image
 
 ARCH_KEYS = {"aarch64": "LLM_SBSA_DOCKER_IMAGE", "x86_64": "LLM_DOCKER_IMAGE"}
 PROPERTIES = "jenkins/current_image_tags.properties"
@@ -54,10 +55,13 @@ def enroot_form(image: str) -> str:
     return image
 
 
-def resolve_image(container_image: str | None, repo_root: str, arch: str) -> Image:
-    """Step 1: `container_image` wins, else the properties key for `arch`."""
+def resolve_image(
+    container_image: str | None, repo_root: str, arch: str, *, squashfs: bool = False
+) -> Image:
+    """Step 1: `container_image` wins, else the properties key for `arch`. With `squashfs`
+    (Slurm jobs: pyxis reads it) an absolute `.sqsh` path is an image too."""
     if container_image:
-        image = container_image.strip()
+        image = check_image(container_image.strip(), "container_image", squashfs=squashfs)
         return Image(canonical_form(image), enroot_form(image), "input container_image")
     key = ARCH_KEYS.get(arch)
     if key is None:
@@ -71,6 +75,7 @@ def resolve_image(container_image: str | None, repo_root: str, arch: str) -> Ima
     for path in candidates:
         value = read_properties(path).get(key)
         if value:
+            check_image(value, f"{key} in {path}")
             return Image(
                 canonical_form(value), enroot_form(value), f"properties key {key} in {path}"
             )

@@ -8,6 +8,7 @@ from pathlib import Path
 from scriptast.builders import model_name as names
 from scriptast.builders import slurm_params
 from scriptast.builders.arch import resolve_arch
+from scriptast.builders.file_names import check_component
 from scriptast.builders.image import resolve_image
 from scriptast.builders.job import (
     SUFFIXES,
@@ -146,12 +147,18 @@ def resolve(
     project = request.remote_repo_path if remote else request.repo_root
     log_dir = request.remote_work_dir if remote else request.work_dir
     assert project is not None and log_dir is not None
+    if is_slurm and "\\" in log_dir:
+        field = "remote_work_dir" if remote else "work_dir"
+        raise ResolveError(
+            f"{field} {log_dir!r} holds a backslash, which turns off Slurm's %-patterns (%j "
+            "too) in the log file names; use a path without a backslash"
+        )
     trail.add("project_path", project, "input remote_repo_path" if remote else "input repo_root")
     trail.add("log_dir", log_dir, "input remote_work_dir" if remote else "input work_dir")
 
     arch = resolve_arch(scenario, partition, loaded.env if loaded else None, machine)
     trail.add("arch", arch.name, arch.source)
-    image = resolve_image(request.container_image, request.repo_root, arch.name)
+    image = resolve_image(request.container_image, request.repo_root, arch.name, squashfs=is_slurm)
     trail.add("docker_image", image.canonical, image.source)
 
     if not request.llm_models_root:
@@ -267,7 +274,12 @@ def resolve(
     )
 
     if request.model_name:
-        model = names.normalize_model_name(request.model_name) or request.model_name
+        model = names.normalize_model_name(request.model_name)
+        if not model:
+            raise ResolveError(
+                f"model_name {request.model_name!r} has no letter or digit, so it names no file: "
+                "give a --model-name such as llama_3_1_8b"
+            )
         trail.add("model_name", model, "input model_name")
     else:
         model = derived_name or workflow.value
@@ -276,7 +288,10 @@ def resolve(
             model,
             f"derived ({'default' if not derived_name else 'from the command'})",
         )
-    job_name = f"{model}_{SUFFIXES[category]}"
+    # the longest names made from it: `<job>_<job id>.out` and `<job>.slurm`
+    job_name = check_component(
+        f"{model}_{SUFFIXES[category]}", "job name (model_name + suffix)", reserve=16
+    )
     trail.add("job_name", job_name, "model_name + workflow suffix")
 
     slurm: SlurmParams | None = None
