@@ -48,6 +48,9 @@ FIELDS = {
     "container_mounts": "local_slurm with persistent mode only: the pyxis mount list.",
     "docker_cmd": "local_docker only: the docker command (as in docker_cmd.sh).",
     "log_file": "local_docker only: `<work_dir>/<model>_local.log`.",
+    "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
+    "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
+    "so an executor can tell a torn set after a kill -9.",
 }
 
 

@@ -3,13 +3,12 @@ write into work_dir. `generate` computes everything in memory; `write_outputs` w
 
 from __future__ import annotations
 
-import contextlib
-import os
 import posixpath
 from pathlib import Path
 
 import msgspec
 
+from scriptast.builders.file_names import check_inside
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import JobSpec, build_job_spec
 from scriptast.builders.request import Request
@@ -96,6 +95,9 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         main = _file(job, f"{job.job_name}.slurm", slurm)
         files.append(main)
         script_path = main.path
+    spec_path = posixpath.join(job.work_dir, JOB_SPEC)
+    for item in (*files, OutputFile(spec_path, "")):
+        check_inside(job.work_dir, item.path)
     spec = build_job_spec(
         job,
         script_name=posixpath.basename(main.path),
@@ -103,8 +105,8 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         extra_files=tuple(extra),
         container_mounts=_mount_list(job),
         docker_cmd=docker_cmd,
+        files=_digests(files),
     )
-    spec_path = posixpath.join(job.work_dir, JOB_SPEC)
     files.append(OutputFile(spec_path, emit_job_spec(spec)))
     return Output(
         job=job,
@@ -115,6 +117,16 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         submit_argv=argv,
         docker_run=docker_run,
     )
+
+
+def _digests(files: list[OutputFile]) -> dict[str, str]:
+    """`{name: sha256}` of each file written beside job_spec.json, as its UTF-8 bytes."""
+    import hashlib
+
+    return {
+        posixpath.basename(f.path): hashlib.sha256(f.text.encode("utf-8")).hexdigest()
+        for f in files
+    }
 
 
 def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[OutputFile]]:
@@ -159,29 +171,8 @@ def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[Ou
 
 
 def write_outputs(output: Output) -> None:
-    """Write every file or none: temporary files first, renamed into place at the end."""
-    import tempfile
+    """Write every file or none (see scriptast.write): job_spec.json last, under a lock on
+    work_dir; files an earlier emit wrote there and this one does not are removed with it."""
+    from scriptast.write import write_all
 
-    work_dir = Path(output.job.work_dir)
-    created = not work_dir.exists()
-    staged: list[tuple[str, str]] = []
-    try:
-        work_dir.mkdir(parents=True, exist_ok=True)
-        for item in output.files:
-            handle, temporary = tempfile.mkstemp(
-                prefix=f".{posixpath.basename(item.path)}.", dir=work_dir
-            )
-            staged.append((temporary, item.path))
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(item.text)
-            os.chmod(temporary, 0o755 if item.executable else 0o644)
-        for temporary, final in staged:
-            os.replace(temporary, final)
-    except OSError as error:
-        for temporary, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        if created:
-            with contextlib.suppress(OSError):
-                work_dir.rmdir()
-        raise ResolveError(f"cannot write into {work_dir}: {error.strerror}") from None
+    write_all(output.job.work_dir, output.files, spec=JOB_SPEC)

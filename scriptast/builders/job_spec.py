@@ -41,6 +41,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     container_mounts: str | None = None
     docker_cmd: str | None = None
     log_file: str | None = None
+    files: dict[str, str] = {}
 
 
 def build_job_spec(
@@ -51,6 +52,7 @@ def build_job_spec(
     extra_files: tuple[str, ...],
     container_mounts: str,
     docker_cmd: str | None = None,
+    files: dict[str, str] | None = None,
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario."""
     success, failure = PATTERNS[job.category]
@@ -77,4 +79,5 @@ def build_job_spec(
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,
         log_file=f"{job.work_dir}/{job.model_name}_local.log" if job.is_docker else None,
+        files=files or {},
     )

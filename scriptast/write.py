@@ -1,0 +1,325 @@
+"""All-or-nothing writes into work_dir: a lock, staged files, backups of what is replaced, and a
+rollback on any error, SIGINT or SIGTERM, so work_dir is either the new set or as it was.
+
+Temporary files and backups are named `.scriptast-*`; the next emit removes any a kill -9 left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import posixpath
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from scriptast.errors import ScriptastError
+
+TEMP_PREFIX = ".scriptast-"
+LOCK_FILE = ".scriptast.lock"
+LOCK_SECONDS = 120.0
+"""How long an emit waits for another emit into the same work_dir (SCRIPTAST_LOCK_TIMEOUT)."""
+_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+_POLL_SECONDS = 0.02
+
+
+class WriteError(ScriptastError):
+    """work_dir could not be written; it is as it was."""
+
+
+class Interrupted(ScriptastError):
+    """SIGINT or SIGTERM arrived while writing; work_dir is as it was."""
+
+
+class FileToWrite(Protocol):
+    """What `write_all` needs of a file: its absolute path, text and mode."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def executable(self) -> bool: ...
+
+
+def write_all(
+    work_dir: str, files: Sequence[FileToWrite], *, retire: Sequence[str] = (), spec: str = ""
+) -> None:
+    """Write `files` (each directly inside `work_dir`, the last one last) as one change.
+
+    `retire` names files of an earlier emit to remove with it. `spec` names the manifest whose
+    `files` map says which files an earlier emit wrote: those not written again are retired
+    too, when their content is still what it recorded."""
+    created = _make_dirs(work_dir)
+    try:
+        with _signals_held() as pending, _locked(work_dir, pending):
+            _remove_stale(work_dir)
+            change = _Change(work_dir)
+            try:
+                change.stage(files)
+                names = {posixpath.basename(f.path) for f in files}
+                for name in (*retire, *_earlier_files(work_dir, spec, names)):
+                    change.retire(name)
+                change.commit()
+                signum = pending()
+                if signum is not None:
+                    raise Interrupted(
+                        f"interrupted by {signal.Signals(signum).name}: nothing was written "
+                        f"into {work_dir}"
+                    )
+            except BaseException:
+                change.rollback()
+                raise
+            change.finish()
+    except BaseException:
+        _remove_dirs(created)
+        raise
+
+
+def _make_dirs(work_dir: str) -> list[str]:
+    """Create work_dir and its missing parents; the ones created, outermost first."""
+    missing: list[str] = []
+    path = work_dir
+    while not os.path.lexists(path):
+        missing.append(path)
+        parent = posixpath.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    created: list[str] = []
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            _remove_dirs(created)
+            raise WriteError(f"cannot create {folder}: {error.strerror}") from None
+        created.append(folder)
+    if not os.path.isdir(work_dir):
+        raise WriteError(f"work_dir {work_dir} exists and is not a directory")
+    return created
+
+
+def _remove_dirs(created: list[str]) -> None:
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[_Pending]:
+    """Hold SIGINT and SIGTERM while writing (their handlers only note them); yield a check
+    for one that arrived. Handlers, not a signal mask: a process-directed signal goes to any
+    thread that does not block it. Outside the main thread nothing can be held."""
+    arrived: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        arrived.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for signum in _SIGNALS:
+            previous[signum] = signal.signal(signum, note)
+    except ValueError:  # not the main thread
+        yield lambda: None
+        return
+    try:
+        yield lambda: arrived[0] if arrived else None
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+
+
+class _Pending(Protocol):
+    def __call__(self) -> int | None: ...
+
+
+@contextlib.contextmanager
+def _locked(work_dir: str, pending: _Pending) -> Iterator[None]:
+    """An exclusive flock on work_dir (a lock file where the directory cannot be locked),
+    waited for at most LOCK_SECONDS; a signal while waiting gives up with nothing written."""
+    import fcntl
+
+    descriptor = _lock_target(work_dir)
+    try:
+        deadline = time.monotonic() + _lock_seconds()
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                pass
+            signum = pending()
+            if signum is not None:
+                raise Interrupted(
+                    f"interrupted by {signal.Signals(signum).name} while waiting for another "
+                    f"emit into {work_dir}: nothing was written"
+                )
+            if time.monotonic() >= deadline:
+                raise WriteError(
+                    f"another scriptast emit into {work_dir} still holds its lock after "
+                    f"{_lock_seconds():g} s; retry, or give each job its own work_dir"
+                )
+            time.sleep(_POLL_SECONDS)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _lock_seconds() -> float:
+    try:
+        return float(os.environ.get("SCRIPTAST_LOCK_TIMEOUT", LOCK_SECONDS))
+    except ValueError:
+        return LOCK_SECONDS
+
+
+def _lock_target(work_dir: str) -> int:
+    import fcntl
+
+    try:
+        descriptor = os.open(work_dir, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        raise WriteError(f"cannot open work_dir {work_dir}: {error.strerror}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return descriptor
+    except BlockingIOError:
+        return descriptor
+    except OSError as error:
+        os.close(descriptor)
+        if error.errno not in (errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP):
+            raise WriteError(f"cannot lock work_dir {work_dir}: {error.strerror}") from None
+    # file systems that lock no directory (NFS): a lock file, left in place
+    try:
+        return os.open(posixpath.join(work_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise WriteError(f"cannot lock work_dir {work_dir}: {error.strerror}") from None
+
+
+def _remove_stale(work_dir: str) -> None:
+    """Temporaries and backups an emit killed by SIGKILL left behind (none is running now)."""
+    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
+        for entry in entries:
+            if entry.name.startswith(TEMP_PREFIX) and not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
+    """Files the manifest of an earlier emit lists, not written now, still as it wrote them."""
+    if not spec:
+        return []
+    try:
+        with open(posixpath.join(work_dir, spec), "rb") as stream:
+            recorded = json.loads(stream.read()).get("files")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    import hashlib
+
+    stale = []
+    for name, digest in sorted(recorded.items()):
+        if not isinstance(name, str) or name in written or "/" in name or name.startswith("."):
+            continue
+        try:
+            with open(posixpath.join(work_dir, name), "rb") as stream:
+                current = hashlib.sha256(stream.read()).hexdigest()
+        except OSError:
+            continue
+        if current == digest:
+            stale.append(name)
+    return stale
+
+
+class _Change:
+    """One emit's change of work_dir: staged temporaries, then renames that can be undone."""
+
+    def __init__(self, work_dir: str) -> None:
+        self.work_dir = work_dir
+        self.staged: list[tuple[str, str]] = []
+        self.done: list[tuple[str, str | None]] = []
+        self.retired: list[tuple[str, str]] = []
+        self.serial = 0
+
+    def _temporary(self, kind: str, name: str) -> str:
+        self.serial += 1
+        return posixpath.join(
+            self.work_dir, f"{TEMP_PREFIX}{kind}-{os.getpid()}-{self.serial}-{name}"[:255]
+        )
+
+    def stage(self, files: Sequence[FileToWrite]) -> None:
+        for item in files:
+            final = item.path
+            if os.path.isdir(final) and not os.path.islink(final):
+                raise WriteError(f"cannot write {final}: a directory is in the way")
+            temporary = self._temporary("new", posixpath.basename(final))
+            self.staged.append((temporary, final))
+            try:
+                descriptor = os.open(
+                    temporary,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                    0o755 if item.executable else 0o644,
+                )
+                with os.fdopen(descriptor, "wb") as stream:
+                    stream.write(item.text.encode("utf-8"))
+                os.chmod(temporary, 0o755 if item.executable else 0o644)
+            except OSError as error:
+                raise WriteError(f"cannot write into {self.work_dir}: {error.strerror}") from None
+
+    def retire(self, name: str) -> None:
+        final = posixpath.join(self.work_dir, name)
+        backup = self._temporary("old", name)
+        try:
+            os.rename(final, backup)
+        except OSError:
+            return
+        self.retired.append((final, backup))
+
+    def commit(self) -> None:
+        for temporary, final in self.staged:
+            backup: str | None = None
+            try:
+                if os.path.lexists(final):
+                    backup = self._temporary("old", posixpath.basename(final))
+                    _keep_copy(final, backup)
+                os.replace(temporary, final)
+            except OSError as error:
+                if backup is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(backup)
+                raise WriteError(f"cannot write {final}: {error.strerror}") from None
+            self.done.append((final, backup))
+
+    def rollback(self) -> None:
+        for final, backup in reversed(self.done):
+            with contextlib.suppress(OSError):
+                if backup is None:
+                    os.unlink(final)
+                else:
+                    os.replace(backup, final)
+        for final, backup in reversed(self.retired):
+            with contextlib.suppress(OSError):
+                os.replace(backup, final)
+        for temporary, _ in self.staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+    def finish(self) -> None:
+        for _, backup in [*self.done, *self.retired]:
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+
+
+def _keep_copy(final: str, backup: str) -> None:
+    """A backup of `final` that leaves it in place (a hard link), else by moving it aside."""
+    try:
+        os.link(final, backup, follow_symlinks=False)
+    except OSError:
+        os.rename(final, backup)

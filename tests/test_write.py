@@ -1,0 +1,270 @@
+"""All or nothing: work_dir is the new set of files or as it was, on errors, signals, kills and
+concurrent emits; job_spec.json (written last) names every file with its sha256."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scriptast.pipeline import generate, write_outputs
+from scriptast.write import TEMP_PREFIX, Interrupted, WriteError, write_all
+from tests.site import Site
+
+BENCH = "trtllm-bench --model org/{model} throughput --tp 2"
+
+
+def snapshot_dir(folder: Path) -> dict[str, bytes]:
+    """Every entry of a folder (hidden ones too) with its bytes; directories as b'<dir>'."""
+    if not folder.exists():
+        return {}
+    return {p.name: (b"<dir>" if p.is_dir() else p.read_bytes()) for p in sorted(folder.iterdir())}
+
+
+def bench_output(site: Site, model: str = "Llama-7B", **fields: Any) -> Any:
+    request = site.request(workflow_type="bench", bench_cmd=BENCH.format(model=model), **fields)
+    return generate(request, home=str(site.home))
+
+
+def consistent(work: Path) -> dict[str, Any]:
+    """job_spec.json's `files` digests match the files on disk, and nothing else is there."""
+    spec = json.loads((work / "job_spec.json").read_text())
+    for name, digest in spec["files"].items():
+        assert hashlib.sha256((work / name).read_bytes()).hexdigest() == digest, name
+    assert sorted(p.name for p in work.iterdir()) == sorted([*spec["files"], "job_spec.json"])
+    return spec  # type: ignore[no-any-return]
+
+
+def test_a_written_set_is_consistent_and_replaces_the_earlier_one(site: Site) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    assert consistent(work)["model_name"] == "llama_7b"
+    write_outputs(bench_output(site, "Qwen-7B"))
+    spec = consistent(work)
+    # the earlier emit's script is gone with it: the folder holds one request's files
+    assert spec["model_name"] == "qwen_7b"
+    assert not (work / "llama_7b_bench.slurm").exists()
+
+
+def test_a_file_changed_by_hand_is_not_removed_as_stale(site: Site) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    (work / "llama_7b_bench.slurm").write_text("#!/bin/bash\n# edited\n")
+    write_outputs(bench_output(site, "Qwen-7B"))
+    assert (work / "llama_7b_bench.slurm").read_text().endswith("# edited\n")
+
+
+def test_a_directory_in_the_way_writes_nothing(site: Site) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    before = snapshot_dir(work)
+    (work / "job_spec.json").unlink()
+    (work / "job_spec.json").mkdir()
+    before = snapshot_dir(work)
+    with pytest.raises(WriteError, match="a directory is in the way"):
+        write_outputs(bench_output(site, "Qwen-7B"))
+    assert snapshot_dir(work) == before
+
+
+def test_a_directory_in_the_way_through_the_cli_is_one_line(site: Site) -> None:
+    work = site.work("job")
+    work.mkdir(parents=True)
+    (work / "job_spec.json").mkdir()
+    result = run_cli(site, "Llama-7B")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: cannot write ")
+    assert snapshot_dir(work) == {"job_spec.json": b"<dir>"}
+
+
+def test_a_failure_halfway_through_the_renames_restores_everything(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B", model_name="same"))
+    before = snapshot_dir(work)
+    output = bench_output(site, "Qwen-7B", model_name="same")
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def failing_replace(source: Any, target: Any) -> None:
+        calls.append(str(target))
+        if str(target).endswith("job_spec.json") and TEMP_PREFIX in str(source):
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(WriteError, match="No space left on device"):
+        write_outputs(output)
+    assert any(c.endswith(".slurm") for c in calls)  # the script had been replaced already
+    assert snapshot_dir(work) == before
+
+
+def test_a_new_work_dir_is_removed_again_on_failure(site: Site) -> None:
+    parent = site.root / "fresh"
+    output = bench_output(site, work_dir=str(parent / "job"))
+    real_open = os.open
+
+    def refuse_files(path: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        if TEMP_PREFIX in str(path):
+            raise OSError(13, "Permission denied")
+        return real_open(path, flags, mode, **kw)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", refuse_files)
+        with pytest.raises(WriteError, match="Permission denied"):
+            write_outputs(output)
+    assert not parent.exists()
+
+
+def test_sigterm_while_writing_restores_the_folder(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B", model_name="same"))
+    before = snapshot_dir(work)
+    real_replace = os.replace
+
+    def replace_then_signal(source: Any, target: Any) -> None:
+        real_replace(source, target)
+        if str(target).endswith(".slurm"):
+            os.kill(os.getpid(), signal.SIGTERM)  # held until the write is over, then undone
+
+    monkeypatch.setattr(os, "replace", replace_then_signal)
+    with pytest.raises(Interrupted, match="SIGTERM: nothing was written"):
+        write_outputs(bench_output(site, "Qwen-7B", model_name="same"))
+    assert snapshot_dir(work) == before
+
+
+def test_sigint_while_writing_restores_the_folder(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    before = snapshot_dir(work)
+    real_open = os.open
+
+    def open_then_signal(path: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        if TEMP_PREFIX in str(path):
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_open(path, flags, mode, **kw)
+
+    monkeypatch.setattr(os, "open", open_then_signal)
+    with pytest.raises(Interrupted, match="SIGINT"):
+        write_outputs(bench_output(site, "Qwen-7B"))
+    assert snapshot_dir(work) == before
+
+
+def test_stale_temporaries_of_a_killed_emit_are_removed_by_the_next(site: Site) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site))
+    (work / f"{TEMP_PREFIX}new-123-1-job_spec.json").write_text("torn")
+    (work / f"{TEMP_PREFIX}old-123-2-x.slurm").write_text("torn")
+    (work / "notes.txt").write_text("mine")
+    write_outputs(bench_output(site))
+    names = sorted(p.name for p in work.iterdir())
+    assert names == ["job_spec.json", "llama_7b_bench.slurm", "notes.txt"]
+
+
+def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -> None:
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B", model_name="same"))
+    code = (
+        "import os, sys\n"
+        "from scriptast.pipeline import write_outputs\n"
+        "from scriptast.builders.request import build_request\n"
+        "from scriptast.pipeline import generate\n"
+        "real = os.replace\n"
+        "def die(a, b):\n"
+        "    real(a, b)\n"
+        "    if str(b).endswith('.slurm'):\n"
+        "        os.kill(os.getpid(), 9)\n"
+        "os.replace = die\n"
+        "import json\n"
+        "fields = json.loads(sys.argv[1])\n"
+        "write_outputs(generate(build_request(fields, {}), home=sys.argv[2]))\n"
+    )
+    fields = site.fields(
+        workflow_type="bench", bench_cmd=BENCH.format(model="Qwen-7B"), model_name="same"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(fields), str(site.home)], capture_output=True
+    )
+    assert killed.returncode == -9
+    spec = json.loads((work / "job_spec.json").read_text())
+    script = (work / "same_bench.slurm").read_bytes()
+    # torn: the new script beside the old manifest, whose digest tells the executor so
+    assert hashlib.sha256(script).hexdigest() != spec["files"]["same_bench.slurm"]
+    assert any(p.name.startswith(TEMP_PREFIX) for p in work.iterdir())
+    write_outputs(bench_output(site, "Qwen-7B", model_name="same"))
+    consistent(work)
+
+
+def run_cli(site: Site, model: str, **env: str) -> subprocess.CompletedProcess[str]:
+    fields = site.fields(workflow_type="bench", bench_cmd=BENCH.format(model=model))
+    argv = [str(Path(sys.executable).parent / "scriptast"), "emit", "--request", "-"]
+    return subprocess.run(
+        argv,
+        input=json.dumps(fields),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(site.home), **env},
+    )
+
+
+def test_twenty_concurrent_emits_into_one_work_dir_are_serialized(site: Site) -> None:
+    work = site.work("job")
+    argv = [str(Path(sys.executable).parent / "scriptast"), "emit", "--request", "-"]
+    running = []
+    for index in range(20):
+        fields = site.fields(workflow_type="bench", bench_cmd=BENCH.format(model=f"M{index}"))
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HOME": str(site.home)},
+        )
+        running.append((process, json.dumps(fields)))
+    for process, text in running:
+        process.stdin.write(text)  # type: ignore[union-attr]
+        process.stdin.close()  # type: ignore[union-attr]
+    for process, _ in running:
+        assert process.wait(timeout=120) == 0, process.stderr.read()  # type: ignore[union-attr]
+    spec = consistent(work)
+    assert len(spec["files"]) == 1  # one request's set, whichever came last
+
+
+def test_a_held_lock_makes_the_second_emit_fail_clearly(site: Site) -> None:
+    work = site.work("job")
+    work.mkdir(parents=True)
+    descriptor = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        result = run_cli(site, "Llama-7B", SCRIPTAST_LOCK_TIMEOUT="0.3")
+    finally:
+        os.close(descriptor)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: another scriptast emit into ")
+    assert result.stderr.count("\n") == 1
+    assert snapshot_dir(work) == {}
+    assert run_cli(site, "Llama-7B").returncode == 0
+
+
+def test_write_all_refuses_nothing_it_can_write(tmp_path: Path) -> None:
+    class File:
+        def __init__(self, path: Path, text: str) -> None:
+            self.path, self.text, self.executable = str(path), text, False
+
+    write_all(
+        str(tmp_path / "w"), [File(tmp_path / "w" / "a", "1"), File(tmp_path / "w" / "b", "2")]
+    )
+    assert snapshot_dir(tmp_path / "w") == {"a": b"1", "b": b"2"}
