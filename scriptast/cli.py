@@ -115,11 +115,12 @@ def verify(
 ) -> None:
     """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
     from scriptast.emitters.lint import lint_text
+    from scriptast.errors import ScriptastError
+    from scriptast.text_files import read_text_file
 
     env = None
     if slurm_env_file is not None:
         from scriptast.builders.slurm_env import load_slurm_env
-        from scriptast.errors import ScriptastError
 
         try:
             env = load_slurm_env(str(slurm_env_file), "verify").env
@@ -128,9 +129,9 @@ def verify(
     failed = False
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            fail(f"cannot read {path}: {error.strerror}")
+            text = read_text_file(path, "script")
+        except ScriptastError as error:
+            fail(str(error))
         report = lint_text(text, context=str(path))
         findings = list(report.findings)
         if env is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -22,8 +23,10 @@ def _colour(text: str, code: str) -> str:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """`error: <message>` on stderr and exit."""
-    sys.stderr.write(f"{_colour('error:', '1;31')} {message}\n")
+    """`error: <message>` on stderr, as one line, and exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(f"{_colour('error:', '1;31')} {_one_line(message)}\n")
+        sys.stderr.flush()
     raise SystemExit(code)
 
 
@@ -45,8 +48,8 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         origin = "the flags"
         if values.get("request"):
             path = values["request"]
-            text = sys.stdin.read() if path == "-" else None
-            file_fields = read_request_file(path if path != "-" else "stdin.json", text)
+            data = _read_stdin() if path == "-" else None
+            file_fields = read_request_file(path if path != "-" else "stdin.json", data)
             origin = f"request file {path}"
         flags = split_flags(values)
         if workflow is not None:
@@ -63,17 +66,52 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         for warning in output.job.warnings:
             warn(warning)
         if values.get("stdout"):
-            sys.stdout.write(_stdout_text(output, values.get("shell")))
+            _print(_stdout_text(output, values.get("shell")), "nothing was written")
             return
         write_outputs(output)
-        if values.get("json"):
-            sys.stdout.write(_json_result(output))
-        else:
-            sys.stdout.write(output.summary)
+        done = f"the files were written into {output.job.work_dir}"
+        _print(_json_result(output) if values.get("json") else output.summary, done)
     except ScriptastError as error:
         if debug:
             raise
         fail(str(error))
+    except OSError as error:  # a file that could not be read on the way, say
+        if debug:
+            raise
+        where = f" {error.filename}" if error.filename else ""
+        fail(f"cannot read or write{where}: {error.strerror or error}")
+
+
+def _print(text: str, done: str) -> None:
+    """Write `text` to stdout; a closed or full stdout is an error line that says what was
+    done already (and stdout is then pointed at /dev/null, so exit prints nothing more)."""
+    try:
+        if sys.stdout is None:
+            raise OSError(9, "Bad file descriptor")
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        import os
+
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+        fail(f"{done}, but standard output failed: {reason}")
+
+
+def _read_stdin() -> bytes:
+    """Standard input's bytes; a closed or unreadable one is an error line."""
+    from scriptast.errors import InputError
+
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        if stream is None:
+            raise OSError(9, "Bad file descriptor")
+        return bytes(stream.read())
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise InputError(f"cannot read the request from standard input: {reason}") from None
 
 
 def _stdout_text(output: Output, shell: str | None) -> str:
@@ -110,31 +148,40 @@ def _json_result(output: Output) -> str:
 
 
 def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
-    """Emit every request of a JSON-lines file; flags apply to each; one error line per failure."""
-    from scriptast.sweep import run_sweep
+    """Emit every request of a JSON-lines file; flags apply to each; `FILE line N: error: ...`
+    for each line that failed, every good line written, exit 1 if any failed."""
+    from scriptast.sweep import plan_sweep, run_sweep
 
     path = values["requests"]
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as error:
         fail(f"cannot read {path}: {error.strerror}")
     flags = split_flags(values)
     if workflow is not None:
         flags["workflow_type"] = workflow
-    jobs = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    planned = plan_sweep(path, data, flags)
+    requests = [request for _, request, _ in planned if request is not None]
+    results = iter(run_sweep(requests))
     progress = sys.stderr.isatty()
     failures = 0
-    for done, (number, message) in enumerate(run_sweep(path, jobs, flags), start=1):
+    for done, (number, request, problem) in enumerate(planned, start=1):
+        message = problem if request is None else next(results)
         if message is not None:
             failures += 1
-            sys.stderr.write(
-                ("\r" if progress else "") + f"error: {path} line {number}: {message}\n"
-            )
+            line = f"{path} line {number}: error: {message}"
+            sys.stderr.write(("\r" if progress else "") + _one_line(line) + "\n")
         if progress:
-            bar = "#" * (30 * done // len(jobs))
-            sys.stderr.write(f"\r[{bar:<30}] {done}/{len(jobs)}")
+            bar = "#" * (30 * done // len(planned))
+            sys.stderr.write(f"\r[{bar:<30}] {done}/{len(planned)}")
     if progress:
         sys.stderr.write("\n")
-    sys.stdout.write(f"Generated {len(jobs) - failures} of {len(jobs)} jobs from {path}\n")
+    written = len(planned) - failures
+    sys.stdout.write(f"Generated {written} of {len(planned)} jobs from {path}; {failures} failed\n")
     if failures:
         raise SystemExit(1)
+
+
+def _one_line(text: str) -> str:
+    """A message as one printable line: newlines and other controls escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

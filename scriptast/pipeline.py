@@ -20,6 +20,7 @@ from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import ResolveError
 from scriptast.script import Script
+from scriptast.text_files import read_text_file
 
 JOB_SPEC = "job_spec.json"
 DOCKER_CMD = "docker_cmd.sh"
@@ -165,7 +166,7 @@ def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[Ou
             raise ResolveError(f"submit.py failed with exit code {result.returncode}: {tail}")
         if not Path(launch).is_file():
             raise ResolveError(f"submit.py exited 0 but did not write {LAUNCH_SH}")
-        text = Path(launch).read_text(encoding="utf-8")
+        text = read_text_file(launch, "the launch script submit.py wrote")
     main = OutputFile(posixpath.join(job.work_dir, LAUNCH_SH), text, executable=True)
     return main, tuple(argv), copies
 

@@ -1,5 +1,6 @@
 """Sweeps: many requests (one JSON object a line) emitted in one process pool, each into its
-own work_dir, so start-up is paid once and every core is used."""
+own work_dir, so start-up is paid once and every core is used. Every line gets a result; a bad
+line (bad bytes, bad JSON, a bad request, a work_dir another line already has) fails alone."""
 
 from __future__ import annotations
 
@@ -8,48 +9,119 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scriptast.errors import ScriptastError
+
+if TYPE_CHECKING:
+    from scriptast.builders.request import Request
 
 SERIAL_BELOW = 32
 
 
-def emit_line(origin: str, line: str, flags: dict[str, Any]) -> str | None:
-    """Emit one request line; the error message, or None on success."""
+def read_lines(data: bytes) -> list[tuple[int, str | None, str | None]]:
+    """(line number, text or None, error or None) for each non-blank line of a JSON-lines file;
+    each line is decoded on its own, so one bad byte costs one line."""
+    found: list[tuple[int, str | None, str | None]] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            found.append((number, raw.decode("utf-8"), None))
+        except UnicodeDecodeError as error:
+            found.append(
+                (
+                    number,
+                    None,
+                    f"not UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}",
+                )
+            )
+    return found
+
+
+def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
+    """The request of one line (flags apply to every line)."""
     from scriptast.builders.request import build_request
+
+    try:
+        fields = json.loads(line)
+    except ValueError as error:
+        raise ScriptastError(f"not JSON: {error}") from None
+    if not isinstance(fields, dict):
+        raise ScriptastError("each line must be one JSON object of request fields")
+    return build_request(fields, flags, origin=origin)
+
+
+def plan_sweep(
+    path: str, data: bytes, flags: dict[str, Any]
+) -> list[tuple[int, Request | None, str | None]]:
+    """Every line's request or error, found before anything is written: a work_dir that an
+    earlier line of the sweep already has is an error for the later line."""
+    planned: list[tuple[int, Request | None, str | None]] = []
+    owners: dict[str, int] = {}
+    for number, text, problem in read_lines(data):
+        if text is None:
+            planned.append((number, None, problem))
+            continue
+        try:
+            request = parse_line(text, flags, f"{path} line {number}")
+        except ScriptastError as error:
+            planned.append((number, None, str(error)))
+            continue
+        work_dir = os.path.normpath(request.work_dir)
+        if work_dir in owners:
+            planned.append(
+                (
+                    number,
+                    None,
+                    f"work_dir {work_dir} is also the work_dir of line {owners[work_dir]}; "
+                    "give each request of a sweep its own work_dir",
+                )
+            )
+            continue
+        owners[work_dir] = number
+        planned.append((number, request, None))
+    return planned
+
+
+def emit_request(request: Request) -> str | None:
+    """Generate and write one request; the error message, or None on success."""
     from scriptast.pipeline import generate, write_outputs
 
     try:
-        try:
-            fields = json.loads(line)
-        except ValueError as error:
-            raise ScriptastError(f"not JSON: {error}") from None
-        if not isinstance(fields, dict):
-            raise ScriptastError("each line must be one JSON object of request fields")
-        write_outputs(generate(build_request(fields, flags, origin=origin)))
+        write_outputs(generate(request))
     except ScriptastError as error:
         return str(error)
+    except Exception as error:  # one line's bug must not cost the others their result
+        return f"unexpected {type(error).__name__}: {error}"
     return None
 
 
-def _emit_packed(packed: tuple[str, str, dict[str, Any]]) -> str | None:
-    return emit_line(*packed)
+def _die_with_parent(parent: int) -> None:
+    """Pool initializer: the kernel kills this worker when its parent dies (even by SIGKILL)."""
+    import ctypes
+    import signal
+
+    with_prctl = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    with_prctl.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the call took effect
+        os._exit(1)
 
 
-def run_sweep(
-    path: str, lines: list[tuple[int, str]], flags: dict[str, Any]
-) -> Iterator[tuple[int, str | None]]:
-    """(line number, error or None) for each line, in order; parallel for larger sweeps."""
-    work = [(f"{path} line {number}", line, flags) for number, line in lines]
+def run_sweep(requests: list[Request]) -> Iterator[str | None]:
+    """The error or None for each request, in order; parallel for larger sweeps."""
     workers = min(os.cpu_count() or 1, 8)
-    if len(work) < SERIAL_BELOW or workers == 1:
-        for (number, _), item in zip(lines, work, strict=True):
-            yield number, _emit_packed(item)
+    if len(requests) < SERIAL_BELOW or workers == 1:
+        for request in requests:
+            yield emit_request(request)
         return
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        chunk = max(1, len(work) // (workers * 8))
-        results = pool.map(_emit_packed, work, chunksize=chunk)
-        for (number, _), error in zip(lines, results, strict=True):
-            yield number, error
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
+        chunk = max(1, len(requests) // (workers * 8))
+        yield from pool.map(emit_request, requests, chunksize=chunk)

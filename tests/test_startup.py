@@ -137,12 +137,12 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
     finally:
         os.chdir(old)
     assert result.exit_code == 1
-    assert "Generated 40 of 42 jobs" in result.stdout
+    assert "Generated 40 of 42 jobs" in result.stdout and "; 2 failed" in result.stdout
     errors = result.stderr.splitlines()
     assert (
         len(errors) == 2
-        and "line 6: not JSON" in errors[0]
-        and "line 10: partition 'nope'" in errors[1]
+        and f"{sweep} line 6: error: not JSON" in errors[0]
+        and f"{sweep} line 10: error: partition 'nope'" in errors[1]
     )
     assert all((tmp_path / f"w{i}" / "job_spec.json").is_file() for i in range(40))
     assert not (tmp_path / "bad").exists()

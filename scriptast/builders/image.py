@@ -9,6 +9,7 @@ import msgspec
 
 from scriptast.errors import ResolveError
 from scriptast.image_ref import check_image
+from scriptast.text_files import read_text_file
 
 ARCH_KEYS = {"aarch64": "LLM_SBSA_DOCKER_IMAGE", "x86_64": "LLM_DOCKER_IMAGE"}
 PROPERTIES = "jenkins/current_image_tags.properties"
@@ -25,7 +26,7 @@ class Image(msgspec.Struct, frozen=True):
 def read_properties(path: Path) -> dict[str, str]:
     """Plain `KEY=VALUE` lines; `#` and `!` start comments; the first `=` or `:` separates."""
     values: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text_file(path, "image-tags properties file").splitlines():
         stripped = line.strip()
         if not stripped or stripped[0] in "#!":
             continue

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -11,6 +10,7 @@ import msgspec
 from scriptast.builders.job import ResolvedJob
 from scriptast.errors import ResolveError
 from scriptast.slurm import Mount
+from scriptast.text_files import read_text_file, yaml_problem
 
 LAUNCH_SH = "slurm_launch.sh"
 
@@ -48,10 +48,10 @@ def accuracy_config(job: ResolvedJob) -> dict[str, Any]:
 
     assert job.perf is not None and job.perf.config_file is not None
     try:
-        data = yaml.safe_load(Path(job.perf.config_file).read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text_file(job.perf.config_file, "perf_config_yaml"))
     except yaml.YAMLError as error:
         raise ResolveError(
-            f"perf_config_yaml {job.perf.config_file} is not YAML: {error}"
+            f"perf_config_yaml {job.perf.config_file} is not YAML: {yaml_problem(error)}"
         ) from None
     if not isinstance(data, dict):
         raise ResolveError(f"perf_config_yaml {job.perf.config_file} must hold a mapping")

@@ -13,6 +13,7 @@ import msgspec
 
 from scriptast.builders.shellwords import words
 from scriptast.errors import ResolveError
+from scriptast.text_files import read_text_file
 
 DEFS = "tests/integration/defs"
 _MARK = "skip_less_device"
@@ -164,11 +165,13 @@ def _find(
 def inspect_devices(file: Path, target: TestTarget) -> Devices | None:
     """The seed's pytest rule: the most specific skip_less_device mark, else GPU counts in ids."""
     try:
-        tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+        tree = ast.parse(read_text_file(file, "test file"), filename=str(file))
     except SyntaxError as error:
         raise ResolveError(
             f"test file {file} does not parse: {error.msg} (line {error.lineno})"
         ) from None
+    except ValueError as error:  # a NUL byte
+        raise ResolveError(f"test file {file} is not Python source: {error}") from None
     module_devices = None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(

@@ -12,6 +12,7 @@ import msgspec
 
 from scriptast.builders.suggest import did_you_mean
 from scriptast.errors import InputError
+from scriptast.text_files import decode_utf8, yaml_problem
 
 
 class WorkflowType(StrEnum):
@@ -91,37 +92,48 @@ REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir")
 _ENV_CHECK_FIELDS = EnvCheck.__struct_fields__
 
 
-def read_request_file(path: str, text: str | None = None) -> dict[str, Any]:
-    """The fields of a JSON, TOML or YAML request file (`-` with `text` for standard input)."""
-    if text is None:
+def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
+    """The fields of a JSON, TOML or YAML request file (`-` with `data` for standard input)."""
+    if data is None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            data = Path(path).read_bytes()
         except OSError as error:
             raise InputError(f"cannot read request file {path}: {error.strerror}") from None
+    text = decode_utf8(data, f"request file {path}")
     suffix = Path(path).suffix.lower()
     try:
         if suffix == ".toml":
             import tomllib
 
-            data: Any = tomllib.loads(text)
+            loaded: Any = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            loaded = _load_yaml(text, path)
         else:
-            data = json.loads(text)
+            loaded = json.loads(text)
     except ValueError as error:  # json's and tomllib's decode errors
         raise InputError(f"request file {path} is not valid: {error}") from None
-    except Exception as error:
-        raise InputError(f"request file {path} is not valid YAML: {error}") from None
-    if not isinstance(data, dict):
+    if not isinstance(loaded, dict):
         raise InputError(f"request file {path} must hold one object of request fields")
-    return data
+    return loaded
+
+
+def _load_yaml(text: str, path: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InputError(f"request file {path} is not valid YAML: {yaml_problem(error)}") from None
 
 
 def check_field_names(fields: dict[str, Any], origin: str) -> None:
     """Unknown field names are an error that names them (a typo must not pass silently)."""
     for name in fields:
+        if not isinstance(name, str):
+            raise InputError(
+                f"request field name {name!r} in {origin} is not a string; "
+                "see `scriptast schema request` for the fields"
+            )
         if name not in REQUEST_FIELDS:
             raise InputError(
                 f"unknown request field {name!r} in {origin}{did_you_mean(name, REQUEST_FIELDS)}; "
@@ -130,10 +142,10 @@ def check_field_names(fields: dict[str, Any], origin: str) -> None:
     env_check = fields.get("env_check")
     if isinstance(env_check, dict):
         for name in env_check:
-            if name not in _ENV_CHECK_FIELDS:
+            if not isinstance(name, str) or name not in _ENV_CHECK_FIELDS:
                 raise InputError(
                     f"unknown env_check field {name!r} in {origin}"
-                    f"{did_you_mean(name, _ENV_CHECK_FIELDS)}; "
+                    f"{did_you_mean(str(name), _ENV_CHECK_FIELDS)}; "
                     f"known: {', '.join(_ENV_CHECK_FIELDS)}"
                 )
 
@@ -160,6 +172,8 @@ def build_request(
         if merged.get(required) in (None, ""):
             flag = "--" + required.replace("_", "-")
             raise InputError(f"{required} is required: give it in the request file or as {flag}")
+    for name, value in merged.items():
+        _check_text(name, value)
     base = Path(cwd or os.getcwd())
     for name in LOCAL_PATH_FIELDS:
         value = merged.get(name)
@@ -171,10 +185,52 @@ def build_request(
             raise InputError(
                 f"{name} {value!r} must be an absolute path on the cluster (it is used verbatim)"
             )
+    for name in (*LOCAL_PATH_FIELDS, *REMOTE_PATH_FIELDS):
+        _check_path_length(name, merged.get(name))
     try:
         return msgspec.convert(merged, type=Request, strict=False)
     except msgspec.ValidationError as error:
         raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
+
+
+NAME_MAX = 255
+PATH_MAX = 4096
+
+
+def _check_text(name: str, value: Any) -> None:
+    """A string that no file, argv or UTF-8 text can hold is refused, naming the field."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _check_text(f"{name}.{key}", inner)
+        return
+    if not isinstance(value, str):
+        return
+    if "\0" in value:
+        raise InputError(
+            f"{name} holds a NUL byte at offset {value.index(chr(0))}, which no path, "
+            "argument or script can carry"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InputError(
+            f"{name} holds a lone surrogate U+{ord(value[error.start]):04X} at offset "
+            f"{error.start} (undecodable bytes?), which cannot be written as UTF-8"
+        ) from None
+
+
+def _check_path_length(name: str, value: Any) -> None:
+    if not isinstance(value, str):
+        return
+    if len(value.encode("utf-8")) > PATH_MAX:
+        raise InputError(f"{name} is longer than {PATH_MAX} bytes, the longest path Linux opens")
+    for component in value.split("/"):
+        size = len(component.encode("utf-8"))
+        if size > NAME_MAX:
+            raise InputError(
+                f"{name} has a path component of {size} bytes ({component[:24]}...); "
+                f"a file name has at most {NAME_MAX}"
+            )
 
 
 def _explain_validation(message: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from scriptast.errors import InputError
+from scriptast.text_files import decode_utf8
 
 NOT_RUN = "trtllm-case-executor did not run Step 2.5 before invoking the script builder"
 NO_CLIENT_TOOLS = "SLURM client tools not found"
@@ -70,12 +71,13 @@ def load_slurm_env(path: str | None, scenario: str) -> LoadedSlurmEnv:
     if not path:
         raise InputError(f"slurm_env_file is required for {scenario}: {NOT_RUN}")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as error:
         reason = error.strerror or "unreadable"
         raise InputError(
             f"slurm_env_file {path} is missing or unreadable ({reason}): {NOT_RUN}"
         ) from None
+    text = decode_utf8(data, f"slurm_env_file {path}")
     try:
         raw = json.loads(text)
     except ValueError as error:

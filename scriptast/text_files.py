@@ -1,0 +1,36 @@
+"""Reading a user's text files: UTF-8 or one InputError line that names the file and the byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scriptast.errors import InputError
+
+
+def decode_utf8(data: bytes, what: str) -> str:
+    """`data` as UTF-8 text, or InputError naming the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        hint = " (UTF-16?)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise InputError(
+            f"{what} is not UTF-8 text{hint}: byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}; save it as UTF-8"
+        ) from None
+
+
+def read_text_file(path: str | Path, what: str) -> str:
+    """The UTF-8 text of the file `what` names, or InputError (unreadable, not UTF-8)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read {what} {path}: {error.strerror}") from None
+    return decode_utf8(data, f"{what} {path}")
+
+
+def yaml_problem(error: Exception) -> str:
+    """A YAML error as one line: `line L, column C: problem`."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    problem = getattr(error, "problem", None) or getattr(error, "context", None) or str(error)
+    return where + " ".join(str(problem).split())
