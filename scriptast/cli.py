@@ -131,7 +131,9 @@ def verify(
         try:
             text = read_text_file(path, "script")
         except ScriptastError as error:
-            fail(str(error))
+            failed = True
+            sys.stderr.write(f"error: {error}\n")
+            continue
         report = lint_text(text, context=str(path))
         findings = list(report.findings)
         if env is not None:
@@ -141,7 +143,12 @@ def verify(
         for finding in findings:
             failed = True
             sys.stderr.write(f"{finding.where}: {finding.message}\n")
-        if not findings:
+        if not findings and report.bash_only is not None:
+            sys.stdout.write(
+                f"{path}: ok (checked by bash -n only; bashlex cannot read it: "
+                f"{report.bash_only}; srun options not checked)\n"
+            )
+        elif not findings:
             sys.stdout.write(f"{path}: ok\n")
     if failed:
         raise typer.Exit(1)

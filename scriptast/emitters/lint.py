@@ -29,18 +29,26 @@ class Directive(msgspec.Struct, frozen=True):
 
 
 class Report(msgspec.Struct, frozen=True):
-    """What lint found, and what it read (for further checks against a cluster)."""
+    """What lint found, and what it read (for further checks against a cluster).
+    `bash_only` says why only `bash -n` checked the syntax (bashlex could not read it), in
+    which case srun steps were not read."""
 
     findings: tuple[Finding, ...]
     directives: tuple[Directive, ...]
     srun_steps: tuple[SrunStep, ...]
+    bash_only: str | None = None
+
+
+BASHLEX_MAX_LINES = 3000
+"""Longer scripts are checked by `bash -n` alone: bashlex takes ~0.7 ms a line."""
+BASH_SECONDS = 30
 
 
 def lint_text(text: str, *, context: str = "script") -> Report:
     """Findings for `text`; an empty tuple means it passed."""
     from scriptast.emitters.verify import parse_commands
 
-    findings: list[Finding] = []
+    findings: list[Finding] = _bytes_sbatch_refuses(text, context)
     directives: list[Directive] = []
     steps: list[SrunStep] = []
     first_command: int | None = None
@@ -74,10 +82,20 @@ def lint_text(text: str, *, context: str = "script") -> Report:
                 index += 1
         elif stripped and not stripped.startswith("#") and first_command is None:
             first_command = number
+    lines = text.count("\n") + 1
     try:
+        if lines > BASHLEX_MAX_LINES:
+            raise VerifyError(f"{lines} lines are more than bashlex is asked to read")
+        if "\0" in text:
+            raise VerifyError("it holds a NUL byte")
         commands = parse_commands(text)
     except VerifyError as error:
-        return Report((*findings, Finding(context, str(error))), tuple(directives), ())
+        named = tuple(d for d in directives if d.name)
+        problem = bash_syntax_problem(text)
+        if problem is not None:
+            return Report((*findings, Finding(context, f"bash -n: {problem}")), named, ())
+        reason = str(error).removeprefix("emitted text does not parse: ")
+        return Report(tuple(findings), named, (), bash_only=reason)
     for command in commands:
         if not command.words:
             continue
@@ -99,6 +117,45 @@ def lint_text(text: str, *, context: str = "script") -> Report:
             inner = lint_text(words[2], context=f"{context}: srun payload")
             findings.extend(inner.findings)
     return Report(tuple(findings), tuple(d for d in directives if d.name), tuple(steps))
+
+
+def _bytes_sbatch_refuses(text: str, context: str) -> list[Finding]:
+    """sbatch refuses a script with DOS line breaks or a NUL byte."""
+    found = []
+    if "\r\n" in text:
+        line = text[: text.index("\r\n")].count("\n") + 1
+        found.append(
+            Finding(
+                f"{context}:{line}",
+                "DOS line breaks (CRLF): sbatch refuses the script; convert it with dos2unix",
+            )
+        )
+    if "\0" in text:
+        offset = text.index("\0")
+        line = text[:offset].count("\n") + 1
+        found.append(
+            Finding(f"{context}:{line}", f"NUL byte at offset {offset}: sbatch refuses the script")
+        )
+    return found
+
+
+def bash_syntax_problem(text: str) -> str | None:
+    """What real `bash -n` says is wrong with `text`, or None when it reads it."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            ["bash", "-n"],
+            input=text.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            timeout=BASH_SECONDS,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"could not run bash -n: {error}"
+    if result.returncode == 0:
+        return None
+    message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+    return " ".join(message[:2]) if message else f"exit code {result.returncode}"
 
 
 _SHORT = {

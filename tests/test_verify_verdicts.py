@@ -1,0 +1,95 @@
+"""`scriptast verify` on scripts it did not write: never a false "does not parse" (real
+`bash -n` decides what bashlex cannot read), and CRLF or NUL, which sbatch refuses, are errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scriptast.cli import app
+from scriptast.emitters.lint import BASHLEX_MAX_LINES, lint_text
+
+runner = CliRunner()
+
+VALID_BUT_NOT_FOR_BASHLEX = {
+    "arithmetic": '#!/bin/bash\nn=$((SLURM_NNODES * 4))\necho "$n"\n',
+    "case": '#!/bin/bash\ncase "$1" in\n  a) echo a ;;\n  *) echo other ;;\nesac\n',
+    "double_brackets": "#!/bin/bash\nif [[ -n ${X:-} && $X == y* ]]; then echo y; fi\n",
+    "arrays": '#!/bin/bash\nnodes=(a b c)\necho "${nodes[@]}"\n',
+    "deep_nesting": "#!/bin/bash\n" + "if true; then\n" * 60 + "echo deep\n" + "fi\n" * 60,
+    "quoted_heredoc": "#!/bin/bash\ncat <<'EOF'\n$HOME\nEOF\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_BUT_NOT_FOR_BASHLEX))
+def test_valid_bash_bashlex_cannot_read_is_ok_by_bash(name: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.sh"
+    path.write_text(VALID_BUT_NOT_FOR_BASHLEX[name])
+    result = runner.invoke(app, ["verify", str(path)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(f"{path}: ok")
+    report = lint_text(VALID_BUT_NOT_FOR_BASHLEX[name])
+    assert report.findings == ()
+    if report.bash_only is not None:  # said so, never passed off as a full check
+        assert "checked by bash -n only" in result.stdout
+
+
+def test_bash_only_is_said_so(tmp_path: Path) -> None:
+    path = tmp_path / "a.sh"
+    path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"])
+    result = runner.invoke(app, ["verify", str(path)])
+    assert "checked by bash -n only" in result.stdout
+    assert "srun options not checked" in result.stdout
+
+
+def test_a_long_script_goes_to_bash_alone_and_fast(tmp_path: Path) -> None:
+    path = tmp_path / "long.sh"
+    path.write_text("#!/bin/bash\n" + "".join(f"echo {i}\n" for i in range(100_000)))
+    result = runner.invoke(app, ["verify", str(path)])
+    assert result.exit_code == 0
+    assert "more than bashlex is asked to read" in result.stdout
+    broken = tmp_path / "long_broken.sh"
+    broken.write_text(path.read_text() + "fi\n")
+    result = runner.invoke(app, ["verify", str(broken)])
+    assert result.exit_code == 1
+    assert "bash -n: " in result.stderr and "syntax error" in result.stderr
+    assert BASHLEX_MAX_LINES < 100_000
+
+
+def test_invalid_bash_is_reported_with_bashs_words(tmp_path: Path) -> None:
+    path = tmp_path / "bad.sh"
+    path.write_text("#!/bin/bash\nx=$((1 + 2))\nif then fi\n")
+    result = runner.invoke(app, ["verify", str(path)])
+    assert result.exit_code == 1
+    assert "syntax error near unexpected token `then'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"#!/bin/bash\r\n#SBATCH --nodes=1\r\necho hi\r\n", ":1: DOS line breaks (CRLF)"),
+        (b"#!/bin/bash\necho a\x00b\n", ":2: NUL byte at offset 18"),
+    ],
+    ids=["crlf", "nul"],
+)
+def test_what_sbatch_refuses_is_an_error(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "s.slurm"
+    path.write_bytes(data)
+    result = runner.invoke(app, ["verify", str(path)])
+    assert result.exit_code == 1
+    assert message in result.stderr
+
+
+def test_a_script_that_is_not_utf8_is_one_line_and_the_rest_are_checked(tmp_path: Path) -> None:
+    latin = tmp_path / "latin1.sh"
+    latin.write_bytes("#!/bin/bash\necho café\n".encode("latin-1"))
+    good = tmp_path / "good.sh"
+    good.write_text("#!/bin/bash\necho hi\n")
+    result = runner.invoke(app, ["verify", str(latin), str(good)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: script {latin} is not UTF-8 text: byte 0xe9 at offset 20; save it as UTF-8\n"
+    )
+    assert result.stdout == f"{good}: ok\n"
