@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HEAVY = ("typer", "rich", "pydantic", "bashlex", "click", "yaml")
 
@@ -85,7 +86,7 @@ def test_cached_bashlex_tables_equal_freshly_built_ones(tmp_path: Path) -> None:
     assert not (tmp_path / "scriptast").exists()
     first = run({})
     cache = next((tmp_path / "scriptast").glob("bashlex-tables-*.json"))
-    assert json.loads(cache.read_text())["key"]
+    assert cached_tables(cache)["key"]
     second = run({})
     assert plain == first == second
 
@@ -106,7 +107,54 @@ def test_a_stale_cache_is_ignored(tmp_path: Path) -> None:
         env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
     )
     assert result.stdout.strip() == "1"
-    assert json.loads((folder / f"bashlex-tables-{tag}.json").read_text())["key"] != "stale"
+    assert cached_tables(folder / f"bashlex-tables-{tag}.json")["key"] != "stale"
+
+
+def cached_tables(path: Path) -> dict[str, Any]:
+    """The JSON body of a table cache, after its CRC line."""
+    data: dict[str, Any] = json.loads(path.read_bytes().partition(b"\n")[2])
+    return data
+
+
+def _corruptions(good: bytes) -> dict[str, bytes]:
+    import zlib
+
+    head, _, body = good.partition(b"\n")
+    data = json.loads(body)
+    state = next(iter(data["action"]))
+    torn = dict(data, action={**data["action"], state: {"WORD": "x"}})
+    torn_body = json.dumps(torn).encode()
+    header = head.rsplit(b" ", 1)[0] + b" "
+    return {
+        "edited_row_old_crc": head + b"\n" + torn_body,
+        "edited_row_new_crc": header + str(zlib.crc32(torn_body)).encode() + b"\n" + torn_body,
+        "truncated": good[: len(good) // 2],
+        "json_without_header": body,
+        "empty_tables": header
+        + str(zlib.crc32(b'{"key":"k","action":{},"goto":{}}')).encode()
+        + b'\n{"key":"k","action":{},"goto":{}}',
+    }
+
+
+def test_a_corrupt_cache_that_is_valid_json_is_rebuilt(tmp_path: Path) -> None:
+    code = (
+        "from scriptast.emitters.bashlex_loader import import_bashlex\n"
+        "print(import_bashlex().parse('for a in x; do echo \"$a\" >&2; done')[0].dump())"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    run = lambda: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    reference = run()
+    assert reference.returncode == 0
+    cache = next((tmp_path / "scriptast").glob("bashlex-tables-*.json"))
+    good = cache.read_bytes()
+    for name, corrupt in _corruptions(good).items():
+        cache.write_bytes(corrupt)
+        again = run()
+        assert again.returncode == 0, (name, again.stderr)
+        assert again.stdout == reference.stdout, name
+        assert cache.read_bytes() == good, name  # rebuilt and written again
 
 
 def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:

@@ -43,12 +43,41 @@ def _grammar_key(grammar: Any) -> str:
     return "\n".join([*productions, "", *precedence])
 
 
+_HEADER = b"scriptast-bashlex-tables 2 "
+
+
 def _read_cache() -> dict[str, Any] | None:
+    """The cached tables, or None when the file is missing, torn, edited or of another shape:
+    its first line carries a CRC-32 of the rest, and every table entry is typed."""
+    import zlib
+
     try:
-        data: dict[str, Any] = json.loads(cache_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = cache_path().read_bytes()
+    except OSError:
         return None
-    return data
+    head, _, body = raw.partition(b"\n")
+    if not head.startswith(_HEADER) or head[len(_HEADER) :] != str(zlib.crc32(body)).encode():
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data if _well_formed(data) else None
+
+
+def _well_formed(data: Any) -> bool:
+    if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+        return False
+    for name in ("action", "goto"):
+        table = data.get(name)
+        if not isinstance(table, dict) or not table:
+            return False
+        for state, row in table.items():
+            if not state.isdigit() or not isinstance(row, dict):
+                return False
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in row.values()):
+                return False
+    return True
 
 
 class _CachedTable:
@@ -153,6 +182,9 @@ def _write_cache(parser: ModuleType, grammar_key: str) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".bashlex-", dir=path.parent)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, separators=(",", ":"))
+        import zlib
+
+        body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(_HEADER + str(zlib.crc32(body)).encode() + b"\n" + body)
         os.replace(temporary, path)
