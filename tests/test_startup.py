@@ -142,9 +142,10 @@ def test_a_corrupt_cache_that_is_valid_json_is_rebuilt(tmp_path: Path) -> None:
         "print(import_bashlex().parse('for a in x; do echo \"$a\" >&2; done')[0].dump())"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    run = lambda: subprocess.run(  # noqa: E731
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env
-    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+
     reference = run()
     assert reference.returncode == 0
     cache = next((tmp_path / "scriptast").glob("bashlex-tables-*.json"))
