@@ -705,12 +705,22 @@ def test_tokenizer_details() -> None:
         ("2>&", "redirect"),
         ("1", "word"),
         ("a b", "word"),
+        ("\n", "op"),  # a newline ends a command, as in bash
         ("next", "word"),
         ('q"x', "word"),
         (">", "redirect"),
         ("out", "word"),
     ]
     assert tokenize('"$X"', "c")[0].expands and not tokenize("'$X'", "c")[0].expands
+    for needs_shell in ("*.py", "{a,b}", "cfg=~/x", "x[1]", "a\\", "a\\\nb", '"a\\\nb"'):
+        assert tokenize(needs_shell, "c")[0].expands, needs_shell
+    for literal in ("'*.py'", "\\{a,b\\}", '"~"', "a\u00a0", "x\x0c"):
+        assert not tokenize(literal, "c")[0].expands, literal
+    assert [(t.value, t.kind, t.expands) for t in tokenize("x 10>/dev/null", "c")][1] == (
+        "10>",
+        "redirect",
+        True,
+    )
     with pytest.raises(InputError, match="unterminated double quote"):
         tokenize('echo "x', "c")
     assert user_command("cmd >", "c").argv is None

@@ -1,5 +1,11 @@
 """Shell-aware reading of user command strings: words, top-level operators, and whether a
-command is plain enough to become typed argv (only literal words and simple redirections)."""
+command is plain enough to become typed argv (only literal words and simple redirections).
+
+"Plain" is decided conservatively, so that typed argv runs exactly as `bash -c CMD` would: a
+word with anything bash would expand or treat specially unquoted (`$`, backquotes, `~`, glob
+and brace characters, a backslash-newline or a trailing backslash), a reserved word in command
+position, a newline, a redirection with a descriptor above 9, `>&-...` or an all-digit
+descriptor that is not canonical makes the command pass through as shell text instead."""
 
 from __future__ import annotations
 
@@ -7,7 +13,18 @@ import msgspec
 
 from scriptast.errors import InputError
 
-_OPERATORS = ("&&", "||", ";;", ";", "|", "&")
+_OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
+_BLANKS = " \t"
+"""What separates words: bash's parser splits on space and tab (and ends a command at a
+newline), never on other (Unicode) white space."""
+_NEEDS_SHELL = frozenset("$`~*?[]{}")
+"""Unquoted characters that bash may expand: parameters, commands, tildes, globs, braces."""
+RESERVED = frozenset(
+    {
+        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+        "do", "done", "in", "function", "time", "coproc", "{", "}", "!", "[[", "]]",
+    }
+)  # fmt: skip
 _REDIRECTS = (">>", ">&", "<", ">")
 
 
@@ -16,9 +33,10 @@ class Token(msgspec.Struct, frozen=True):
 
     value: str
     kind: str  # "word", "op" or "redirect"
-    expands: bool = False  # the word holds an unquoted/double-quoted `$`, backquote or `~`
+    expands: bool = False  # bash may expand or specially read part of it: not a plain word
     start: int = 0
     end: int = 0
+    raw: str = ""  # the word as written, quotes included
 
 
 def tokenize(text: str, what: str = "command") -> list[Token]:
@@ -28,20 +46,21 @@ def tokenize(text: str, what: str = "command") -> list[Token]:
     length = len(text)
     while index < length:
         char = text[index]
-        if char in " \t\n":
+        if char in _BLANKS:
             index += 1
             continue
         if char == "#":
             newline = text.find("\n", index)
             index = length if newline < 0 else newline
             continue
-        if char.isdigit() and _redirect_at(text, index + 1) and _word_boundary(text, index):
-            symbol = _redirect_at(text, index + 1)
+        digits = _digits_at(text, index)
+        if digits and _redirect_at(text, index + digits) and _word_boundary(text, index):
+            symbol = _redirect_at(text, index + digits)
             assert symbol is not None
-            tokens.append(
-                Token(char + symbol, "redirect", start=index, end=index + 1 + len(symbol))
-            )
-            index += 1 + len(symbol)
+            end = index + digits + len(symbol)
+            # bash opens descriptors above 9 too; the model's Redirect holds 0..9
+            tokens.append(Token(text[index:end], "redirect", digits > 1, index, end))
+            index = end
             continue
         symbol = _redirect_at(text, index)
         if symbol:
@@ -56,12 +75,19 @@ def tokenize(text: str, what: str = "command") -> list[Token]:
             continue
         start = index
         value, expands, index = _read_word(text, index, what)
-        tokens.append(Token(value, "word", expands, start, index))
+        tokens.append(Token(value, "word", expands, start, index, text[start:index]))
     return tokens
 
 
 def _word_boundary(text: str, index: int) -> bool:
-    return index == 0 or text[index - 1] in " \t\n;&|"
+    return index == 0 or text[index - 1] in " \t\n;&|()<>"
+
+
+def _digits_at(text: str, index: int) -> int:
+    end = index
+    while end < len(text) and text[end] in "0123456789":
+        end += 1
+    return end - index
 
 
 def _redirect_at(text: str, index: int) -> str | None:
@@ -70,14 +96,16 @@ def _redirect_at(text: str, index: int) -> str | None:
 
 def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
     out: list[str] = []
-    expands = text[index] == "~"
+    expands = False
     length = len(text)
     while index < length:
         char = text[index]
         if char in " \t\n;&|<>()":
             break
         if char == "\\":
-            if index + 1 < length and text[index + 1] != "\n":
+            if index + 1 >= length or text[index + 1] == "\n":
+                expands = True  # a trailing backslash, or a line continuation
+            else:
                 out.append(text[index + 1])
             index += 2
         elif char == "'":
@@ -96,6 +124,7 @@ def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
                     index += 1
                     break
                 if inner == "\\" and index + 1 < length and text[index + 1] in '$`"\\\n':
+                    expands = expands or text[index + 1] == "\n"
                     out.append(text[index + 1])
                     index += 2
                     continue
@@ -104,7 +133,7 @@ def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
                 out.append(inner)
                 index += 1
         else:
-            if char in "$`":
+            if char in _NEEDS_SHELL:
                 expands = True
             out.append(char)
             index += 1
@@ -131,14 +160,29 @@ def as_simple(tokens: list[Token]) -> SimpleCommand | None:
             target = tokens[index + 1] if index + 1 < len(tokens) else None
             if target is None or target.kind != "word" or target.expands:
                 return None
+            if token.value.endswith("&") and not _plain_dup_target(target):
+                return None
             redirects.append((token.value, target.value))
             index += 2
             continue
+        if not argv and token.raw in RESERVED:
+            return None
         argv.append(token.value)
         index += 1
     if not argv or ("=" in argv[0] and argv[0].split("=")[0].isidentifier()):
         return None
     return SimpleCommand(tuple(argv), tuple(redirects))
+
+
+def _plain_dup_target(target: Token) -> bool:
+    """A `>&` target read the same way typed: not `-...` (bash reads `>&-x` as `>&-` then
+    `x`), and digits only in their canonical spelling (bash reads `>&01` as descriptor 1)."""
+    value = target.value
+    if value.startswith("-"):
+        return value == "-" and target.raw == "-"
+    if value.isdecimal():
+        return value == str(int(value)) and target.raw == value
+    return True
 
 
 def split_top_level(text: str, operator: str, what: str) -> list[str]:
@@ -147,9 +191,9 @@ def split_top_level(text: str, operator: str, what: str) -> list[str]:
     start = 0
     for token in tokenize(text, what):
         if token.kind == "op" and token.value == operator:
-            pieces.append(text[start : token.start].strip())
+            pieces.append(text[start : token.start].strip(_BLANKS + "\n"))
             start = token.end
-    pieces.append(text[start:].strip())
+    pieces.append(text[start:].strip(_BLANKS + "\n"))
     return pieces
 
 
