@@ -213,3 +213,40 @@ def test_more_gpus_than_a_node_refused_by_both(
         tmp_path,
     )
     assert cluster.run("sbatch", "--test-only", fits).returncode == 0
+
+
+def test_a_work_dir_with_percent_signs_logs_where_job_spec_says(
+    cluster_site: Site, cluster: Cluster, tmp_path: Path
+) -> None:
+    work = cluster_site.work("100%used_%j_%u")
+    output = emit_for_cluster(cluster_site, "bench_tp1_no_prepare", work_dir=str(work))
+    state, job_id = submit(cluster, Shims(tmp_path / "shims"), output.main_script)
+    assert state["JobState"] == "COMPLETED"
+    pattern = output.job_spec.log_file_pattern
+    log = work / pattern.replace("%j", job_id)  # what an executor does with the pattern
+    assert log.is_file() and "finished with exit code 0" in log.read_text()
+    assert sorted(p.name for p in work.parent.iterdir()) == [work.name]
+
+
+@pytest.mark.parametrize(
+    ("data", "finding"),
+    [
+        (b"#!/bin/bash\r\n#SBATCH --nodes=1\r\ntrue\r\n", "DOS line breaks"),
+        (b"#!/bin/bash\n#SBATCH --nodes=1\ntrue\x00\n", "NUL byte"),
+    ],
+    ids=["crlf", "nul"],
+)
+def test_what_verify_refuses_sbatch_refuses(
+    cluster: Cluster, tmp_path: Path, data: bytes, finding: str
+) -> None:
+    from scriptast.emitters.lint import lint_text
+
+    script = tmp_path / "s.slurm"
+    script.write_bytes(data)
+    assert cluster.run("sbatch", "--test-only", str(script)).returncode != 0
+    report = lint_text(data.decode())
+    assert any(finding in f.message for f in report.findings)
+    fixed = tmp_path / "fixed.slurm"
+    fixed.write_bytes(data.replace(b"\r", b"").replace(b"\x00", b""))
+    assert cluster.run("sbatch", "--test-only", str(fixed)).returncode == 0
+    assert lint_text(fixed.read_text()).findings == ()
