@@ -47,6 +47,8 @@ def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
         fields = json.loads(line)
     except ValueError as error:
         raise ScriptastError(f"not JSON: {error}") from None
+    except RecursionError:
+        raise ScriptastError("nests too deeply to be a request") from None
     if not isinstance(fields, dict):
         raise ScriptastError("each line must be one JSON object of request fields")
     return build_request(fields, flags, origin=origin)

@@ -112,6 +112,8 @@ def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
             loaded = json.loads(text)
     except ValueError as error:  # json's and tomllib's decode errors
         raise InputError(f"request file {path} is not valid: {error}") from None
+    except RecursionError:
+        raise InputError(f"request file {path} nests too deeply to be a request") from None
     if not isinstance(loaded, dict):
         raise InputError(f"request file {path} must hold one object of request fields")
     return loaded

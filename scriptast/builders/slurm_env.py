@@ -82,6 +82,8 @@ def load_slurm_env(path: str | None, scenario: str) -> LoadedSlurmEnv:
         raw = json.loads(text)
     except ValueError as error:
         raise InputError(f"slurm_env_file {path} is not JSON: {error}") from None
+    except RecursionError:
+        raise InputError(f"slurm_env_file {path} nests too deeply to be slurm_env") from None
     if not isinstance(raw, dict):
         raise InputError(f"slurm_env_file {path} must hold a JSON object")
     try:

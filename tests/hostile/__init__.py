@@ -1,0 +1,1 @@
+"""The hostile-input harness: attack classes, the cases tried and the cases handled."""

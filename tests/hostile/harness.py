@@ -1,0 +1,372 @@
+"""Hostile-input harness: for each attack class, the cases tried and the cases handled.
+
+    python -m tests.hostile.harness [--scale N]
+
+prints the table the README's reliability section quotes; tests/hostile/test_harness.py runs
+it and requires every case handled. "Handled" means the promise of that class held: one error
+line and nothing written, or output that keeps the rule the class attacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from scriptast.builders.request import build_request
+from scriptast.emitters.readback import sbatch_tokens
+from scriptast.errors import ScriptastError
+from scriptast.image_ref import image_problem
+from scriptast.pipeline import Output, generate, write_outputs
+from tests.hostile.bad_inputs import CASES, ROOT, base_fields
+
+SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
+HOSTILE_PIECES = [
+    "/", "..", ".", "-", "--", "~", " ", "\t", "\n", "\r", "%", "%j", "\\", "'", '"', "$(id)",
+    "`id`", "*", "?", "[", "{a,b}", ";", "&", "|", ">", "<", "#", "!", ":", ",", "=", "é",
+    "\u00a0", "\u2028", "\u202e", "\ufeff", "\U0001f600", "a", "Llama-3.1", "x" * 120,
+]  # fmt: skip
+
+
+class Tally(msgspec.Struct):
+    """One attack class: cases tried, cases handled, and the first few that were not."""
+
+    name: str
+    tried: int = 0
+    handled: int = 0
+    failures: list[str] = msgspec.field(default_factory=list)
+
+    def record(self, case: str, ok: bool) -> None:
+        self.tried += 1
+        if ok:
+            self.handled += 1
+        elif len(self.failures) < 5:
+            self.failures.append(case)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file and folder under `folder` (folders as b'<dir>')."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        key = str(path.relative_to(folder))
+        found[key] = b"<dir>" if path.is_dir() and not path.is_symlink() else path.read_bytes()
+    return found
+
+
+def _hostile_texts(rng: random.Random, count: int) -> list[str]:
+    texts = list(HOSTILE_PIECES)
+    while len(texts) < count:
+        texts.append("".join(rng.choice(HOSTILE_PIECES) for _ in range(rng.randint(1, 5))))
+    return texts[:count]
+
+
+def _generate(root: Path, **changes: Any) -> Output:
+    fields = {k: v for k, v in {**base_fields(root), **changes}.items() if v is not None}
+    return generate(build_request(fields, {}), home=str(root / "home"))
+
+
+def attack_bad_inputs(root: Path, scale: int) -> Tally:
+    """Inputs that used to end in tracebacks: one line on stderr, exit 1, nothing written."""
+    tally = Tally("bad inputs: one error line, exit 1, nothing written")
+    environment = {**os.environ, "HOME": str(root / "home"), "XDG_CACHE_HOME": str(root.parent)}
+    for name, make in sorted(CASES.items()):
+        folder = root / name
+        folder.mkdir()
+        case = make(folder)
+        before = tree(folder)
+        feed: dict[str, Any] = {"stdin": subprocess.DEVNULL}
+        if case.stdin is not None:
+            feed = {"input": case.stdin}
+        elif case.close_stdin:
+            feed = {"preexec_fn": _close_stdin}
+        result = subprocess.run(
+            [SCRIPTAST, *case.argv], capture_output=True, env=environment, timeout=60, **feed
+        )
+        errors = result.stderr.decode("utf-8", "replace").splitlines()
+        sweep = "--requests" in case.argv
+        ok = (
+            result.returncode == 1
+            and "Traceback" not in result.stderr.decode("utf-8", "replace")
+            and (len(errors) == 1 or (sweep and len(errors) >= 1))
+            and all(_is_error_line(line, case.argv) for line in errors)
+            and tree(folder) == before
+        )
+        tally.record(name, ok)
+    return tally
+
+
+def _close_stdin() -> None:
+    os.close(0)
+
+
+def _is_error_line(line: str, argv: tuple[str, ...]) -> bool:
+    if argv[0] == "verify":
+        return line.startswith(("error: ", argv[-1] + ":"))
+    return line.startswith("error: ") or (" line " in line and ": error: " in line)
+
+
+def attack_file_names(root: Path, scale: int) -> Tally:
+    """Hostile model names: an error, or every file is one safe name directly in work_dir."""
+    tally = Tally("model names: every file one safe name inside work_dir")
+    rng = random.Random(1)
+    work = root / "work"
+    for index, name in enumerate(_hostile_texts(rng, 60 * scale)):
+        try:
+            output = _generate(root, model_name=name, work_dir=str(work))
+        except ScriptastError:
+            tally.record(repr(name), True)
+            continue
+        ok = all(
+            os.path.dirname(f.path) == str(work) and SAFE_NAME.match(os.path.basename(f.path))
+            for f in output.files
+        )
+        if ok and index % 10 == 0:  # and written for real, now and then
+            write_outputs(output)
+            ok = all(p.parent == work for p in root.rglob("*") if p.is_file() and "work" in p.parts)
+        tally.record(repr(name), ok)
+    return tally
+
+
+def attack_images(root: Path, scale: int) -> Tally:
+    """Hostile image references: an error, or a valid reference that no tool reads as an
+    option, in both the docker command and the srun steps."""
+    tally = Tally("image references: never a docker/srun option")
+    rng = random.Random(2)
+    images = [
+        "--volume=/:/host", "-v/:/host", "--privileged", "-", "a b", "x;id", "$(id)", "nvcr.io/",
+        "UPPER/case", "nvcr.io#", "#x", "a@b", "nvcr.io/nvidia/pytorch:24.01-py3",
+        "nvcr.io#nvidia/pytorch:24.01-py3", "ubuntu", "localhost:5000/a:b",
+    ]  # fmt: skip
+    images += _hostile_texts(rng, 40 * scale)
+    for image in images:
+        for scenario in ("local_docker", "local_slurm"):
+            changes: dict[str, Any] = {"container_image": image, "execution_scenario": scenario}
+            if scenario == "local_docker":
+                changes.update(slurm_env_file=None, partition=None, account=None)
+                changes["env_check"] = {"gpus_per_node": 8}
+            try:
+                output = _generate(root, **changes)
+            except ScriptastError:
+                tally.record(f"{scenario} {image!r}", True)
+                continue
+            job = output.job
+            ok = image_problem(job.image) is None and not job.image_enroot.startswith("-")
+            tally.record(f"{scenario} {image!r}", ok)
+    return tally
+
+
+def attack_log_paths(root: Path, scale: int) -> Tally:
+    """work_dirs with `%` and backslashes: an error, or --output that Slurm expands to the
+    file job_spec names (`%%` is a literal `%`, `%j` the job id)."""
+    tally = Tally("log paths: Slurm writes the file job_spec names")
+    rng = random.Random(3)
+    pieces = ["%", "%%", "%j", "%u", "%x", "100%used", "\\", "\\%j", "a", "é", "%A_%a"]
+    for index in range(40 * scale):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        work = root / f"w{index}" / name
+        try:
+            output = _generate(root, work_dir=str(work))
+        except ScriptastError:
+            tally.record(repr(name), "\\" in name)
+            continue
+        text = next(f.text for f in output.files if f.path.endswith(".slurm"))
+        line = re.search(r"^#SBATCH( --output=.*)$", text, re.M)
+        (token,) = sbatch_tokens(line.group(1)) if line else ("",)  # as sbatch reads the line
+        expanded = _slurm_expand(token.removeprefix("--output="), "42")
+        wanted = str(work / output.job_spec.log_file_pattern.replace("%j", "42"))
+        tally.record(repr(name), expanded == wanted)
+    return tally
+
+
+def _slurm_expand(pattern: str, job_id: str) -> str:
+    """Slurm's reading of an --output pattern, for the codes that matter here."""
+    if "\\" in pattern:
+        return pattern.replace("\\", "")
+    codes = {"%": "%", "j": job_id}
+    return re.sub(r"%(%|j|u|x|A|a)", lambda m: codes.get(m[1], f"<{m[1]}>"), pattern)
+
+
+def attack_commands(root: Path, scale: int) -> Tally:
+    """Generated commands: typed or passed through, they run as `bash -c CMD` runs them."""
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.test_command_fidelity import RECORDER, check_same, commands
+
+    tally = Tally("commands: run exactly as bash -c runs them")
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rec").write_text(RECORDER)
+    (bin_dir / "rec").chmod(0o755)
+
+    @settings(
+        max_examples=150 * scale,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(commands())
+    def run(command: str) -> None:
+        try:
+            check_same(command, bin_dir, root / "run")
+        except AssertionError:
+            tally.record(repr(command), False)
+            return
+        tally.record(repr(command), True)
+
+    run()
+    return tally
+
+
+def attack_write_faults(root: Path, scale: int) -> Tally:
+    """A failure or a signal at every file-system call of a write: work_dir as it was."""
+    tally = Tally("write faults: work_dir as it was, no temporaries")
+    work = root / "work"
+    write_outputs(_generate(root, work_dir=str(work), model_name="same"))
+    for fault in ("oserror", "sigterm", "sigint"):
+        for target in ("open", "replace", "link", "rename", "chmod"):
+            for nth in range(1, 4):
+                before = tree(work)
+                output = _generate(root, work_dir=str(work), model_name="same",
+                                   bench_cmd=f"trtllm-bench --model org/M{nth} throughput")  # fmt: skip
+                failed = _with_fault(target, nth, fault, partial(write_outputs, output))
+                # refused: as it was; written (the fault missed, or was worked around): whole
+                ok = tree(work) == before if failed else _consistent(work)
+                tally.record(f"{fault} at {target} #{nth}", ok)
+    return tally
+
+
+def _with_fault(target: str, nth: int, fault: str, action: Callable[[], None]) -> bool:
+    """Run `action` with the nth call of os.<target> on a temporary failing (or signalled);
+    whether `action` refused with a ScriptastError."""
+    real = getattr(os, target)
+    calls = [0]
+
+    def faulty(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == nth and ".scriptast-" in " ".join(map(str, args)):
+            if fault == "oserror":
+                raise OSError(5, "Input/output error")
+            os.kill(os.getpid(), signal.SIGTERM if fault == "sigterm" else signal.SIGINT)
+        return real(*args, **kwargs)
+
+    setattr(os, target, faulty)
+    try:
+        action()
+    except ScriptastError:
+        return True
+    finally:
+        setattr(os, target, real)
+    return False
+
+
+def _consistent(work: Path) -> bool:
+    import hashlib
+    import json
+
+    spec = json.loads((work / "job_spec.json").read_text())
+    names = sorted(p.name for p in work.iterdir())
+    return names == sorted([*spec["files"], "job_spec.json"]) and all(
+        hashlib.sha256((work / n).read_bytes()).hexdigest() == d for n, d in spec["files"].items()
+    )
+
+
+def attack_sweeps(root: Path, scale: int) -> Tally:
+    """A sweep of good and hostile lines: each line gets a result, each good line is written,
+    a repeated work_dir fails the later line."""
+    import json
+
+    tally = Tally("sweep lines: each gets a result, good ones written")
+    rng = random.Random(4)
+    lines: list[bytes] = []
+    good: dict[int, Path] = {}
+    for number in range(1, 80 * scale + 1):
+        work = root / "sweep" / f"w{number}"
+        fields = {**base_fields(root), "work_dir": str(work)}
+        kinds = ["good", "good", "good", "bytes", "surrogate", "nul", "json", "repeat"]
+        kind = "good" if number == 1 else rng.choice(kinds)  # line 1 owns w1, which repeats
+        if kind == "good":
+            good[number] = work
+            lines.append(json.dumps(fields).encode())
+        elif kind == "bytes":
+            lines.append(json.dumps(fields).encode()[:-2] + b"\xff}")
+        elif kind == "surrogate":
+            lines.append(json.dumps({**fields, "model_name": "\udc80"}).encode())
+        elif kind == "nul":
+            lines.append(json.dumps({**fields, "account": "a\u0000"}).encode())
+        elif kind == "json":
+            lines.append(b"{" + os.urandom(8).hex().encode())
+        else:
+            lines.append(json.dumps({**fields, "work_dir": str(root / "sweep" / "w1")}).encode())
+    path = root / "sweep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    result = subprocess.run(
+        [SCRIPTAST, "emit", "--requests", str(path)],
+        capture_output=True,
+        env={**os.environ, "HOME": str(root / "home"), "XDG_CACHE_HOME": str(root.parent)},
+        timeout=600,
+    )
+    reported = {int(m[1]) for m in re.finditer(rb"^\S+ line (\d+): error: ", result.stderr, re.M)}
+    for number in range(1, len(lines) + 1):
+        if number in good:
+            ok = number not in reported and (good[number] / "job_spec.json").is_file()
+        else:
+            ok = number in reported
+        tally.record(f"line {number}", ok and b"Traceback" not in result.stderr)
+    return tally
+
+
+ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
+    attack_bad_inputs,
+    attack_file_names,
+    attack_images,
+    attack_log_paths,
+    attack_commands,
+    attack_write_faults,
+    attack_sweeps,
+)
+
+
+def run_all(scale: int = 1) -> list[Tally]:
+    """Every attack class, each in a scratch folder of its own."""
+    tallies = []
+    for attack in ATTACKS:
+        root = Path(tempfile.mkdtemp(prefix="scriptast-hostile-"))
+        try:
+            (root / "home").mkdir()
+            tallies.append(attack(root, scale))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    return tallies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=1, help="multiply the generated cases")
+    scale = parser.parse_args().scale
+    os.chdir(ROOT)
+    print("| attack class | tried | handled |\n|---|---:|---:|")
+    failed = False
+    for tally in run_all(scale):
+        print(f"| {tally.name} | {tally.tried:,} | {tally.handled:,} |")
+        for failure in tally.failures:
+            failed = True
+            print(f"|   not handled: {failure} | | |")
+    raise SystemExit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
