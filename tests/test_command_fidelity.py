@@ -162,5 +162,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @example(command="time rec x")
 @example(command='rec "a\\\nb"')
 @example(command="rec x 2>&1 >out")
+# `&&` binds to the next pipeline only: what follows a newline runs even if the prepare fails
+@example(command="rec\nx=1 # note\n\\* && a\\ b # note\ntime")
+@example(command="rec a && rec b || rec c")
 def test_any_command_runs_as_bash_runs_it(command: str, bin_dir: Path, scratch: Path) -> None:
     check_same(command, bin_dir, scratch / "run")

@@ -83,7 +83,24 @@ def split_bench(bench_cmd: str) -> tuple[str | None, str]:
         raise ResolveError(f"bench_cmd has an empty command around '&&': {bench_cmd!r}")
     if len(pieces) == 1:
         return None, pieces[0]
+    _check_binds_to_the_and(pieces[1])
     return pieces[0], pieces[1]
+
+
+def _check_binds_to_the_and(run: str) -> None:
+    """The run step is what bash runs after the `&&` only when no list separator follows:
+    in `prep && run; more`, bash runs `more` even when `prep` fails."""
+    tokens = tokenize(run, "bench_cmd")
+    for index, token in enumerate(tokens):
+        if token.kind == "op" and token.value in (";", "\n", "||", "&", ";;"):
+            if token.value == "\n" and all(t.value == "\n" for t in tokens[index:]):
+                continue
+            shown = "a newline" if token.value == "\n" else repr(token.value)
+            raise ResolveError(
+                f"bench_cmd has {shown} after its top-level '&&', so bash would not run all "
+                "of the rest only after the prepare step: give `prepare && run` with one "
+                "command (or pipeline) on each side"
+            )
 
 
 def _requested_devices(required_devices: int | None) -> Sourced:
