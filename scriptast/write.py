@@ -45,14 +45,12 @@ class FileToWrite(Protocol):
     def executable(self) -> bool: ...
 
 
-def write_all(
-    work_dir: str, files: Sequence[FileToWrite], *, retire: Sequence[str] = (), spec: str = ""
-) -> None:
+def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") -> None:
     """Write `files` (each directly inside `work_dir`, the last one last) as one change.
 
-    `retire` names files of an earlier emit to remove with it. `spec` names the manifest whose
-    `files` map says which files an earlier emit wrote: those not written again are retired
-    too, when their content is still what it recorded."""
+    `spec` names the manifest whose `files` map says which files an earlier emit wrote: those
+    not written again are removed with the change, when their content is still what it
+    recorded."""
     created = _make_dirs(work_dir)
     try:
         with _signals_held() as pending, _locked(work_dir, pending):
@@ -61,7 +59,7 @@ def write_all(
             try:
                 change.stage(files)
                 names = {posixpath.basename(f.path) for f in files}
-                for name in (*retire, *_earlier_files(work_dir, spec, names)):
+                for name in _earlier_files(work_dir, spec, names):
                     change.retire(name)
                 change.commit()
                 signum = pending()

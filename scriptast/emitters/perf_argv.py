@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scriptast.builders.perf_job import PerfSubmit
 from scriptast.emitters.quote import pyxis_mounts
+from scriptast.errors import UnsupportedError
 
 
 def submit_argv(submit: PerfSubmit) -> list[str]:
@@ -27,4 +28,11 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
         "--launch-sh", submit.launch_sh,
         "--time", submit.time,
     ]  # fmt: skip
+    for flag, value in zip(argv[2::2], argv[3::2], strict=True):
+        if value.startswith("-"):
+            # argparse would read the value as an option of its own
+            raise UnsupportedError(
+                f"submit.py cannot take {flag} {value!r}: a value starting with '-' reads as "
+                "an option"
+            )
     return argv
