@@ -18,6 +18,7 @@ from scriptast.builders.parallelism import split_bench
 from scriptast.builders.resolve import user_command
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ScriptastError
+from tests.profiles import scaled
 
 RECORDER = (
     '#!/bin/bash\nprintf "%s\\0" "$@" >>"$REC_LOG"\nprintf "\\n" >>"$REC_LOG"\necho "rec $#"\n'
@@ -155,7 +156,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(command=commands())
 @example(command="rec x >&-e")
 @example(command="rec x >&01")

@@ -44,6 +44,7 @@ from scriptast.emitters.srun_argv import parse_srun
 from scriptast.emitters.verify import verify_emitted
 from scriptast.errors import QuoteError
 from tests.model_strategies import scripts, srun_steps
+from tests.profiles import scaled
 from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean
 from tests.snapshot_files import ShellFile, SlurmFile
 
@@ -280,7 +281,7 @@ def test_unknown_node_is_a_type_error() -> None:
         BashEmitter().statement(object(), 0)  # type: ignore[arg-type]
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(srun_steps)
 def test_srun_options_parse_back_into_the_same_step(step: SrunStep) -> None:
     lines = BashEmitter().srun_lines(step)
@@ -309,7 +310,7 @@ def _outcome(script: Script) -> str:
 
 
 @given(st.lists(scripts, min_size=2, max_size=4))
-@settings(max_examples=100)
+@settings(max_examples=scaled(100))
 def test_remembered_statements_emit_what_a_fresh_emitter_does(batch: list[Script]) -> None:
     from scriptast.emitters import bash
 
@@ -335,7 +336,7 @@ def test_a_statement_that_runs_into_the_next_is_caught() -> None:
 
 
 @given(scripts)
-@settings(max_examples=150)
+@settings(max_examples=scaled(150))
 def test_statement_by_statement_verification_agrees_with_one_parse(script: Script) -> None:
     from scriptast.emitters import verify
 

@@ -32,6 +32,7 @@ from scriptast.docker import BindMount, DockerRun
 from scriptast.slurm_time import parse_time_limit
 from scriptast.words import Concat, RawShell, concat
 from tests.model_strategies import scripts
+from tests.profiles import scaled
 from tests.shell_checks import assert_bash_syntax
 
 
@@ -156,7 +157,7 @@ def _one_command(command: Command) -> Script:
     return Script(body=(command,))
 
 
-@settings(max_examples=150)
+@settings(max_examples=scaled(150))
 @given(scripts.filter(lambda s: b"raw_shell" not in msgspec.json.encode(s)))
 # `>&-0` is `>&-` then the word `0` to bash: the target is quoted
 @example(_one_command(cmd("", redirects=(Redirect(op=">&", target=Lit(value="-0")),))))

@@ -21,6 +21,7 @@ from scriptast.cli import app
 from scriptast.cli_emit import fail
 from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
 from scriptast.errors import QuoteError
+from tests.profiles import scaled
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -261,7 +262,7 @@ def test_docker_command_for_pwsh_by_its_documented_rules() -> None:
     assert _read_pwsh(text)[1:] == _expected_docker_words()
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(NASTY)
 def test_fish_quoting_survives_real_fish(value: str) -> None:
     if shutil.which("fish") is None:

@@ -13,6 +13,7 @@ from scriptast.builders.request import build_request
 from scriptast.errors import ScriptastError
 from scriptast.pipeline import generate, write_outputs
 from tests.hostile.bad_inputs import base_fields
+from tests.profiles import scaled
 
 SAFE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,254}\Z")
 NAMES = st.text(st.characters(exclude_categories=["Cs"]), max_size=300) | st.text(
@@ -20,7 +21,7 @@ NAMES = st.text(st.characters(exclude_categories=["Cs"]), max_size=300) | st.tex
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=scaled(300))
 @given(name=NAMES)
 @example(name="/")
 @example(name="../../..")
