@@ -58,6 +58,7 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
     """Resolve, build, emit and verify; nothing touches work_dir (submit.py runs in a
     temporary folder)."""
     job = resolve(request, machine=machine, home=home)
+    _check_shell_text(job)
     files: list[OutputFile] = []
     extra: list[str] = []
     docker_cmd: str | None = None
@@ -118,6 +119,34 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         submit_argv=argv,
         docker_run=docker_run,
     )
+
+
+_COMMAND_FIELDS = {
+    "test": "test_cmd",
+    "eval": "eval_cmd",
+    "bench_prepare": "bench_cmd",
+    "bench_run": "bench_cmd",
+    "custom": "custom_cmd",
+}
+
+
+def _check_shell_text(job: ResolvedJob) -> None:
+    """A command that runs as its own text (`bash -c`) must be bash: bashlex reads most, and
+    real `bash -n` decides what bashlex cannot read."""
+    from scriptast.emitters.lint import bash_syntax_problem
+    from scriptast.emitters.verify import parse_commands
+    from scriptast.errors import InputError, VerifyError
+
+    for name, field in _COMMAND_FIELDS.items():
+        command = getattr(job, name)
+        if command is None or command.argv is not None:
+            continue
+        try:
+            parse_commands(command.text)
+        except VerifyError:
+            problem = bash_syntax_problem(command.text)
+            if problem is not None:
+                raise InputError(f"{field} is not valid bash: {problem}") from None
 
 
 def _digests(files: list[OutputFile]) -> dict[str, str]:

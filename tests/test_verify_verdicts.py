@@ -93,3 +93,44 @@ def test_a_script_that_is_not_utf8_is_one_line_and_the_rest_are_checked(tmp_path
         f"error: script {latin} is not UTF-8 text: byte 0xe9 at offset 20; save it as UTF-8\n"
     )
     assert result.stdout == f"{good}: ok\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "accepted"),
+    [
+        ("[[ -n ${X:-} ]] && echo $((1 + 2))", True),
+        ('case "$1" in a) echo a ;; esac', True),
+        ("for f in *.py; do echo $f; done", True),
+        ("if then fi", False),
+        ("echo $(( 1 +", False),
+    ],
+)
+def test_a_command_run_as_its_own_text_must_be_bash(
+    tmp_path: Path, command: str, accepted: bool
+) -> None:
+    root = Path(__file__).resolve().parent.parent
+    result = runner.invoke(
+        app,
+        [
+            "emit",
+            "--request",
+            str(root / "examples/custom_local_slurm.json"),
+            "--work-dir",
+            str(tmp_path / "w"),
+            "--repo-root",
+            str(root / "tests/fixtures/trtllm"),
+            "--slurm-env-file",
+            str(root / "examples/slurm_env.json"),
+            "--models-path",
+            str(root / "tests/fixtures/models"),
+            "--custom-cmd",
+            command,
+        ],
+    )
+    if accepted:
+        assert result.exit_code == 0, result.stderr
+        assert "bash -c " in (tmp_path / "w" / "slurm_run_custom.sh").read_text()
+    else:
+        assert result.exit_code == 1
+        assert result.stderr.startswith("error: custom_cmd is not valid bash: bash: ")
+        assert not (tmp_path / "w").exists()
