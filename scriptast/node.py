@@ -9,6 +9,13 @@ import msgspec
 from scriptast.errors import ModelError
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+RESERVED_WORDS = frozenset(
+    {
+        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+        "do", "done", "in", "function", "time", "coproc", "{", "}", "!", "[[", "]]",
+    }
+)  # fmt: skip
+"""Words bash reads as its own syntax when unquoted in command position."""
 
 
 class Node(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):

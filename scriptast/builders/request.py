@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 
+from scriptast.builders.file_names import NAME_MAX
 from scriptast.builders.suggest import did_you_mean
 from scriptast.errors import InputError
 from scriptast.text_files import decode_utf8, yaml_problem
@@ -195,7 +196,6 @@ def build_request(
         raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
 
 
-NAME_MAX = 255
 PATH_MAX = 4096
 
 

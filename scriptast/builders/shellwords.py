@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from scriptast.errors import InputError
+from scriptast.node import RESERVED_WORDS
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
 _BLANKS = " \t"
@@ -19,12 +20,6 @@ _BLANKS = " \t"
 newline), never on other (Unicode) white space."""
 _NEEDS_SHELL = frozenset("$`~*?[]{}")
 """Unquoted characters that bash may expand: parameters, commands, tildes, globs, braces."""
-RESERVED = frozenset(
-    {
-        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
-        "do", "done", "in", "function", "time", "coproc", "{", "}", "!", "[[", "]]",
-    }
-)  # fmt: skip
 _REDIRECTS = (">>", ">&", "<", ">")
 
 
@@ -165,7 +160,7 @@ def as_simple(tokens: list[Token]) -> SimpleCommand | None:
             redirects.append((token.value, target.value))
             index += 2
             continue
-        if not argv and token.raw in RESERVED:
+        if not argv and token.raw in RESERVED_WORDS:
             return None
         argv.append(token.value)
         index += 1

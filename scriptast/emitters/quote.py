@@ -10,36 +10,12 @@ from __future__ import annotations
 import re
 
 from scriptast.errors import QuoteError
+from scriptast.node import RESERVED_WORDS
 from scriptast.slurm import pyxis_path_problem
 
 _BASH_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*\Z")
 _DOUBLE_QUOTE_UNSAFE = frozenset('"$`\\!')
 _ASSIGNMENT_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-RESERVED_WORDS = frozenset(
-    [
-        "if",
-        "then",
-        "else",
-        "elif",
-        "fi",
-        "case",
-        "esac",
-        "for",
-        "select",
-        "while",
-        "until",
-        "do",
-        "done",
-        "in",
-        "function",
-        "time",
-        "{",
-        "}",
-        "!",
-        "[[",
-        "]]",
-    ]
-)
 _TEST_OPERATORS = frozenset({"[", "]", "!=", "==", "-ne", "-eq"})
 """Words of `[ ... ]` that bash reads literally unquoted (a lone `[` or `]` is no glob)."""
 _ANSI_ESCAPES = {
