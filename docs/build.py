@@ -25,7 +25,13 @@ WORKFLOWS = {
     "bench": "Category 6: `trtllm-bench`: a prepare step and a run step, split at the top `&&`.",
     "eval": "Category 5: `trtllm-eval`, always under `--mpi`; HuggingFace ids become local paths.",
     "custom": "Category 3: any command or script, run by a generated `slurm_run_custom.sh`.",
-    "perf_sanity": "Category 4: the repository's `submit.py` writes `slurm_launch.sh`.",
+    "perf_sanity": "Category 4: the repository's `submit.py` writes `slurm_launch.sh` (and "
+    "`test_list.txt`) with the job's final paths; scriptast takes back what it wrote, writes it "
+    "all or nothing with job_spec.json, and reads `slurm_params`, `container_name` and the "
+    "summary back from the launch script. For remote_slurm it gets the local launch draft and "
+    "the cluster `--work-dir`/`--llm-src`; what it writes under the cluster work dir on this "
+    "machine is moved into work_dir and listed in `extra_files` with its cluster path. "
+    "submit.py names its container after the time it ran (shown as `<timestamp>`).",
 }
 FIELDS = {
     "workflow_type": "The request's workflow: pytest, eval, bench, custom or perf_sanity.",
@@ -38,6 +44,8 @@ FIELDS = {
     "success_patterns": "Strings whose presence in the log means success.",
     "failure_patterns": "Strings whose presence in the log means failure.",
     "extra_files": "Other files the executor must transfer (slurm_run_custom.sh, configs).",
+    "extra_file_destinations": "remote_slurm perf_sanity: the cluster path each extra file "
+    "belongs at (what submit.py wrote under the cluster work dir, collected into work_dir).",
     "slurm_params": "partition, account, time_limit, nodes, ntasks, ntasks_per_node, "
     "gpus_per_node, gres (null when the partition has none) and mpi_plugin.",
     "slurm_env": "The slurm_env.json object, verbatim, unknown keys included.",
@@ -67,9 +75,7 @@ def _emit(example: Path, site: Path) -> tuple[str, str]:
     )
     result = json.loads(out.stdout)
     text = Path(result["script"]).read_text(encoding="utf-8")
-    shown = re.sub(
-        r"/tmp/scriptast-submit-[^/\"]+", "<submit.py stage>", text.replace(str(site), SHOWN)
-    )
+    shown = re.sub(r"_test-[0-9]{8}_[0-9]{6}", "_test-<timestamp>", text.replace(str(site), SHOWN))
     return shown, example.read_text(encoding="utf-8")
 
 

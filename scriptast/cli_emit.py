@@ -60,7 +60,7 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         request = build_request(file_fields, flags, origin=origin)
         from scriptast.pipeline import generate, write_outputs
 
-        output = generate(request)
+        output = generate(request, write_nothing=bool(values.get("stdout")))
         if values.get("explain"):
             sys.stderr.write(output.job.explain())
         for warning in output.job.warnings:

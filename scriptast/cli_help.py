@@ -49,7 +49,7 @@ WORKFLOW_EXAMPLES = {
     ),
     "perf-sanity": _examples(
         f"scriptast emit perf-sanity {SLURM} --perf-config-yaml "
-        "tests/fixtures/trtllm/tests/scripts/perf-sanity/llama_8b_aggr.yaml "
+        "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml "
         "--perf-test-name llama_8b_tp4",
         "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
     ),

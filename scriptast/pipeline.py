@@ -4,13 +4,12 @@ write into work_dir. `generate` computes everything in memory; `write_outputs` w
 from __future__ import annotations
 
 import posixpath
-from pathlib import Path
 
 import msgspec
 
 from scriptast.builders.file_names import check_inside
-from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import JobSpec, build_job_spec
+from scriptast.builders.job import ResolvedJob, TrailEntry
+from scriptast.builders.job_spec import JobSpec, LaunchFacts, build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
 from scriptast.docker import DockerRun
@@ -20,7 +19,6 @@ from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import ResolveError
 from scriptast.script import Script
-from scriptast.text_files import read_text_file
 
 JOB_SPEC = "job_spec.json"
 DOCKER_CMD = "docker_cmd.sh"
@@ -54,16 +52,32 @@ def _mount_list(job: ResolvedJob) -> str:
     return pyxis_mounts([(m.source, m.target, m.flags) for m in job.mounts])
 
 
-def generate(request: Request, *, machine: str | None = None, home: str | None = None) -> Output:
-    """Resolve, build, emit and verify; nothing touches work_dir (submit.py runs in a
-    temporary folder)."""
+def generate(
+    request: Request,
+    *,
+    machine: str | None = None,
+    home: str | None = None,
+    write_nothing: bool = False,
+) -> Output:
+    """Resolve, build, emit and verify, in memory. A perf_sanity job runs submit.py with its
+    final paths under the work_dir lock and puts the disk back as it was (its files are in
+    the Output); `write_nothing` refuses such a job instead."""
     job = resolve(request, machine=machine, home=home)
+    if write_nothing and job.category == "perf_sanity":
+        from scriptast.errors import InputError
+
+        raise InputError(
+            "a perf_sanity job is written by submit.py, which must write test_list.txt and the "
+            "launch script into the work dir to make them; --stdout cannot show it without "
+            "writing: drop --stdout"
+        )
     _check_shell_text(job)
     files: list[OutputFile] = []
     extra: list[str] = []
     docker_cmd: str | None = None
     docker_run: DockerRun | None = None
     argv: tuple[str, ...] = ()
+    perf: _PerfResult | None = None
     if job.is_docker:
         from scriptast.builders.docker_job import build_docker
 
@@ -75,9 +89,10 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         docker_cmd = "\n".join(BashEmitter().statement(docker_run, 0))
         script_path = None
     elif job.category == "perf_sanity":
-        main, argv, copies = _perf_sanity(job)
-        files += [*copies, main]
-        extra += [c.path for c in copies]
+        perf = _perf_sanity(job)
+        job, main, argv = perf.job, perf.main, perf.argv
+        files += [*perf.files, main]
+        extra += [f.path for f in perf.files]
         script_path = main.path
     else:
         from scriptast.builders import slurm_jobs
@@ -99,7 +114,7 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         script_path = main.path
     spec_path = posixpath.join(job.work_dir, JOB_SPEC)
     for item in (*files, OutputFile(spec_path, "")):
-        check_inside(job.work_dir, item.path)
+        check_inside(job.work_dir, item.path, folder=perf is not None)
     spec = build_job_spec(
         job,
         script_name=posixpath.basename(main.path),
@@ -107,7 +122,14 @@ def generate(request: Request, *, machine: str | None = None, home: str | None =
         extra_files=tuple(extra),
         container_mounts=_mount_list(job),
         docker_cmd=docker_cmd,
-        files=_digests(files),
+        files=_digests(job.work_dir, files),
+        launch=None
+        if perf is None
+        else LaunchFacts(
+            container_name=perf.container_name,
+            log_file_pattern=perf.log_file_pattern,
+            destinations=perf.destinations,
+        ),
     )
     files.append(OutputFile(spec_path, emit_job_spec(spec)))
     return Output(
@@ -149,55 +171,122 @@ def _check_shell_text(job: ResolvedJob) -> None:
                 raise InputError(f"{field} is not valid bash: {problem}") from None
 
 
-def _digests(files: list[OutputFile]) -> dict[str, str]:
-    """`{name: sha256}` of each file written beside job_spec.json, as its UTF-8 bytes."""
+def _digests(work_dir: str, files: list[OutputFile]) -> dict[str, str]:
+    """`{name: sha256}` of each file written with job_spec.json (its path relative to
+    work_dir), as its UTF-8 bytes."""
     import hashlib
 
     return {
-        posixpath.basename(f.path): hashlib.sha256(f.text.encode("utf-8")).hexdigest()
+        posixpath.relpath(f.path, work_dir): hashlib.sha256(f.text.encode("utf-8")).hexdigest()
         for f in files
     }
 
 
-def _perf_sanity(job: ResolvedJob) -> tuple[OutputFile, tuple[str, ...], list[OutputFile]]:
-    """Run submit.py (typed argv, no shell) in a temporary folder; keep what it wrote."""
-    import subprocess
-    import tempfile
+class _PerfResult(msgspec.Struct, frozen=True, kw_only=True):
+    job: ResolvedJob
+    main: OutputFile
+    files: tuple[OutputFile, ...]
+    argv: tuple[str, ...]
+    destinations: dict[str, str]
+    container_name: str | None
+    log_file_pattern: str
 
-    from scriptast.builders.perf_job import (
-        LAUNCH_SH,
-        accuracy_config,
-        accuracy_config_name,
-        build_perf_submit,
-    )
+
+def _perf_sanity(job: ResolvedJob) -> _PerfResult:
+    """Run submit.py with the final paths (see scriptast.submit_run: what it writes is taken
+    back into the output and the disk put back), then read its launch script for the values
+    job_spec.json and the summary report."""
+    from scriptast.builders.perf_job import LAUNCH_SH, plan_submit, precheck_path
     from scriptast.emitters.perf_argv import submit_argv
-    from scriptast.emitters.perf_config import emit_perf_config
+    from scriptast.submit_run import Staged, Watched, run_submit
 
-    assert job.perf is not None
-    copies: list[OutputFile] = []
-    with tempfile.TemporaryDirectory(prefix="scriptast-submit-") as stage:
-        config_copy = None
-        if job.perf.accuracy:
-            name = accuracy_config_name(job)
-            text = emit_perf_config(accuracy_config(job))
-            config_copy = posixpath.join(stage, name)
-            Path(config_copy).write_text(text, encoding="utf-8")
-            copies.append(OutputFile(posixpath.join(job.work_dir, name), text))
-        launch = posixpath.join(stage, LAUNCH_SH)
-        argv = submit_argv(build_perf_submit(job, launch, config_copy))
-        try:
-            result = subprocess.run(argv, capture_output=True, text=True, cwd=job.repo_root)
-        except OSError as error:
-            raise ResolveError(f"cannot run submit.py ({argv[0]}): {error.strerror}") from None
-        if result.returncode != 0:
-            message = (result.stderr.strip() or result.stdout.strip()).splitlines()
-            tail = " | ".join(message[-5:]) if message else "no output"
-            raise ResolveError(f"submit.py failed with exit code {result.returncode}: {tail}")
-        if not Path(launch).is_file():
-            raise ResolveError(f"submit.py exited 0 but did not write {LAUNCH_SH}")
-        text = read_text_file(launch, "the launch script submit.py wrote")
-    main = OutputFile(posixpath.join(job.work_dir, LAUNCH_SH), text, executable=True)
-    return main, tuple(argv), copies
+    assert job.perf is not None and job.slurm is not None
+    remote = job.log_dir != job.work_dir
+    launch = posixpath.join(job.work_dir, LAUNCH_SH)
+    plan = plan_submit(job, launch)
+    argv = submit_argv(plan.submit)
+    watched = [Watched(path=job.work_dir)]
+    if remote:
+        watched.append(Watched(path=job.log_dir, remote=job.log_dir))
+    staged = []
+    if plan.copy is not None:
+        staged.append(Staged(path=posixpath.join(job.log_dir, plan.copy.name), text=plan.copy.text))
+    from scriptast.builders.slurm_env import load_slurm_env
+
+    env = load_slurm_env(job.request.slurm_env_file, job.scenario.value).env
+    taken = run_submit(
+        argv,
+        cwd=job.repo_root,
+        work_dir=job.work_dir,
+        watched=watched,
+        staged=staged,
+        slurm_env=env,
+        extra_env={"PYTHONPATH": precheck_path(job)} if remote else {},
+    )
+    files: dict[str, OutputFile] = {}
+    destinations: dict[str, str] = {}
+    for _folder, item in taken:
+        path = posixpath.join(job.work_dir, item.relative)
+        if path in files:
+            raise ResolveError(f"submit.py wrote {item.relative} in two places")
+        files[path] = OutputFile(path, item.text, item.executable)
+        if item.remote is not None:
+            destinations[path] = item.remote
+    main = files.pop(launch, None)
+    if main is None:
+        raise ResolveError(f"submit.py exited 0 but did not write {launch}")
+    read = _read_launch(main.text, job)
+    return _PerfResult(
+        job=read[0],
+        main=OutputFile(main.path, main.text, executable=True),
+        files=tuple(files[path] for path in sorted(files)),
+        argv=tuple(argv),
+        destinations=destinations,
+        container_name=read[1],
+        log_file_pattern=read[2],
+    )
+
+
+def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, str]:
+    """The job with the Slurm values the launch script asks for, its container name and the
+    log file name its `-o` gives."""
+    from scriptast.builders.job import SlurmParams
+    from scriptast.launch_readback import read_launch_script
+
+    assert job.slurm is not None
+    launch = read_launch_script(text, "the launch script submit.py wrote")
+    slurm = SlurmParams(
+        partition=launch.partition or job.slurm.partition,
+        account=launch.account or job.slurm.account,
+        time_limit=launch.time_limit or job.slurm.time_limit,
+        nodes=launch.nodes,
+        ntasks=launch.ntasks,
+        ntasks_per_node=launch.ntasks_per_node,
+        gpus_per_node=launch.gpus_per_node,
+        gres=launch.gres,
+        mpi_plugin=launch.mpi_plugin,
+    )
+    gpus = launch.nodes * launch.gpus_per_node if launch.gpus_per_node else launch.ntasks
+    trail = (
+        *job.trail,
+        *(
+            TrailEntry(field=field, value=str(value), source="read back from the launch script")
+            for field, value in (
+                ("nodes", slurm.nodes),
+                ("ntasks", slurm.ntasks),
+                ("ntasks_per_node", slurm.ntasks_per_node),
+                ("gpus_per_node", slurm.gpus_per_node),
+                ("gres", slurm.gres or "(none)"),
+                ("mpi_plugin", slurm.mpi_plugin or "(none: the cluster's MpiDefault)"),
+                ("container_name", launch.container_name),
+            )
+        ),
+    )
+    read = msgspec.structs.replace(
+        job, slurm=slurm, required_devices=gpus, world_size=launch.ntasks, trail=trail
+    )
+    pattern = posixpath.basename(launch.output) if launch.output else "slurm-%j.out"
+    return read, launch.container_name, pattern
 
 
 def write_outputs(output: Output) -> None:

@@ -46,7 +46,8 @@ class FileToWrite(Protocol):
 
 
 def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") -> None:
-    """Write `files` (each directly inside `work_dir`, the last one last) as one change.
+    """Write `files` (each inside `work_dir` or one folder below it, the last one last) as one
+    change; a folder it has to create is removed again if the change is undone.
 
     `spec` names the manifest whose `files` map says which files an earlier emit wrote: those
     not written again are removed with the change, when their content is still what it
@@ -54,11 +55,13 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
     created = _make_dirs(work_dir)
     try:
         with _signals_held() as pending, _locked(work_dir, pending):
-            _remove_stale(work_dir)
+            folders = sorted({posixpath.dirname(f.path) for f in files} | {work_dir})
+            for folder in folders:
+                _remove_stale(folder)
             change = _Change(work_dir)
             try:
                 change.stage(files)
-                names = {posixpath.basename(f.path) for f in files}
+                names = {posixpath.relpath(f.path, work_dir) for f in files}
                 for name in _earlier_files(work_dir, spec, names):
                     change.retire(name)
                 change.commit()
@@ -75,6 +78,28 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
     except BaseException:
         _remove_dirs(created)
         raise
+
+
+@contextlib.contextmanager
+def work_dir_held(work_dir: str) -> Iterator[_Pending]:
+    """work_dir created if missing, locked against other emits, SIGINT/SIGTERM only noted, for
+    a step that must change it and put it back (submit.py's run); yields the check for a noted
+    signal. Folders it created are removed on the way out when they are empty again."""
+    created = _make_dirs(work_dir)
+    try:
+        with _signals_held() as pending, _locked(work_dir, pending):
+            yield pending
+    finally:
+        _remove_dirs(created)
+
+
+def interrupted(pending: _Pending, work_dir: str) -> None:
+    """Raise Interrupted when a held signal arrived."""
+    signum = pending()
+    if signum is not None:
+        raise Interrupted(
+            f"interrupted by {signal.Signals(signum).name}: nothing was written into {work_dir}"
+        )
 
 
 def _make_dirs(work_dir: str) -> list[str]:
@@ -223,7 +248,7 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
 
     stale = []
     for name, digest in sorted(recorded.items()):
-        if not isinstance(name, str) or name in written or "/" in name or name.startswith("."):
+        if not isinstance(name, str) or name in written or not _plain_relative(name):
             continue
         try:
             with open(posixpath.join(work_dir, name), "rb") as stream:
@@ -235,6 +260,12 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
     return stale
 
 
+def _plain_relative(name: str) -> bool:
+    """`name` or `folder/name`, neither part empty, hidden, `..` nor absolute."""
+    parts = name.split("/")
+    return len(parts) <= 2 and all(part and not part.startswith(".") for part in parts)
+
+
 class _Change:
     """One emit's change of work_dir: staged temporaries, then renames that can be undone."""
 
@@ -243,20 +274,33 @@ class _Change:
         self.staged: list[tuple[str, str]] = []
         self.done: list[tuple[str, str | None]] = []
         self.retired: list[tuple[str, str]] = []
+        self.folders: list[str] = []
         self.serial = 0
 
-    def _temporary(self, kind: str, name: str) -> str:
+    def _temporary(self, kind: str, final: str) -> str:
+        """A temporary beside `final` (the same folder, so a rename moves it in place)."""
         self.serial += 1
+        folder, name = posixpath.split(final)
         return posixpath.join(
-            self.work_dir, f"{TEMP_PREFIX}{kind}-{os.getpid()}-{self.serial}-{name}"[:255]
+            folder, f"{TEMP_PREFIX}{kind}-{os.getpid()}-{self.serial}-{name}"[:255]
         )
+
+    def _folder(self, folder: str) -> None:
+        if os.path.isdir(folder):
+            return
+        try:
+            os.mkdir(folder)
+        except OSError as error:
+            raise WriteError(f"cannot create {folder}: {error.strerror}") from None
+        self.folders.append(folder)
 
     def stage(self, files: Sequence[FileToWrite]) -> None:
         for item in files:
             final = item.path
             if os.path.isdir(final) and not os.path.islink(final):
                 raise WriteError(f"cannot write {final}: a directory is in the way")
-            temporary = self._temporary("new", posixpath.basename(final))
+            self._folder(posixpath.dirname(final))
+            temporary = self._temporary("new", final)
             self.staged.append((temporary, final))
             try:
                 descriptor = os.open(
@@ -272,7 +316,7 @@ class _Change:
 
     def retire(self, name: str) -> None:
         final = posixpath.join(self.work_dir, name)
-        backup = self._temporary("old", name)
+        backup = self._temporary("old", final)
         try:
             os.rename(final, backup)
         except OSError:
@@ -284,7 +328,7 @@ class _Change:
             backup: str | None = None
             try:
                 if os.path.lexists(final):
-                    backup = self._temporary("old", posixpath.basename(final))
+                    backup = self._temporary("old", final)
                     _keep_copy(final, backup)
                 os.replace(temporary, final)
             except OSError as error:
@@ -307,6 +351,7 @@ class _Change:
         for temporary, _ in self.staged:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+        _remove_dirs(self.folders)
 
     def finish(self) -> None:
         for _, backup in [*self.done, *self.retired]:

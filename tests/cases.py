@@ -28,7 +28,7 @@ NASTY = (
     """x "$HOME" '`not run`' && echo "rank=${SLURM_PROCID:-none}" """
 ).strip()
 EVAL = "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct"
-PERF_CONFIG = "tests/scripts/perf-sanity/llama_8b_aggr.yaml"
+PERF_CONFIG = "tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml"
 
 CASES: dict[str, dict[str, Any]] = {
     "pytest_local_slurm": {
@@ -130,7 +130,16 @@ CASES: dict[str, dict[str, Any]] = {
     "perf_sanity_remote_slurm": {
         "workflow_type": "perf_sanity",
         "perf_config_yaml": f"@repo/{PERF_CONFIG}",
+        "perf_test_name": "llama_8b_tp8",
         **REMOTE,
+        # submit.py creates its --work-dir on this machine (and scriptast removes it again)
+        "remote_work_dir": "@root/lustre/alice/work_dirs/case",
+    },
+    "eval_multi_node_perf_sanity_fallback": {
+        "workflow_type": "eval",
+        "partition": "arm",
+        "eval_cmd": f"{EVAL} --tp_size 8 gsm8k",
+        "perf_config_yaml": "@repo/tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml",
     },
     "pytest_perf_sanity_test_list": {
         "workflow_type": "pytest",

@@ -37,4 +37,23 @@ class JsonFile(_PlainFile):
     file_extension = "json"
 
 
-EXTENSIONS: dict[str, type[_PlainFile]] = {".slurm": SlurmFile, ".sh": ShellFile, ".json": JsonFile}
+class TextFile(_PlainFile):
+    file_extension = "txt"
+
+
+class YamlFile(_PlainFile):
+    file_extension = "yaml"
+
+
+class PythonFile(_PlainFile):
+    file_extension = "py"
+
+
+EXTENSIONS: dict[str, type[_PlainFile]] = {
+    ".py": PythonFile,
+    ".slurm": SlurmFile,
+    ".sh": ShellFile,
+    ".json": JsonFile,
+    ".txt": TextFile,
+    ".yaml": YamlFile,
+}

@@ -20,7 +20,8 @@ from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean
 from tests.site import Site
 from tests.snapshot_files import EXTENSIONS
 
-STAGE = re.compile(r"/tmp/scriptast-submit-[^/\"]+")
+STAMP = re.compile(r"_test-[0-9]{8}_[0-9]{6}")
+"""submit.py names its container after the time it ran."""
 
 
 def site_fields(site: Site, fields: dict[str, Any]) -> dict[str, Any]:
@@ -30,6 +31,8 @@ def site_fields(site: Site, fields: dict[str, Any]) -> dict[str, Any]:
             value = str(site.scripts / value.removeprefix("@scripts/"))
         elif isinstance(value, str) and value.startswith("@repo/"):
             value = str(site.repo / value.removeprefix("@repo/"))
+        elif isinstance(value, str) and value.startswith("@root/"):
+            value = str(site.root / value.removeprefix("@root/"))
         resolved[key] = value
     return site.fields(**resolved)
 
@@ -40,13 +43,14 @@ def run_case(site: Site, name: str) -> Output:
 
 
 def normalized(site: Site, text: str) -> str:
-    return STAGE.sub("<submit.py stage>", site.normalize(text))
+    return STAMP.sub("_test-<timestamp>", site.normalize(text))
 
 
 def checked_digests(output: Output, text: str) -> str:
     """job_spec.json with its `files` digests checked against the files written with it, then
     written as a placeholder (they hash the site's real paths, which differ on every run)."""
-    written = {posixpath.basename(f.path): f.text for f in output.files}
+    work_dir = output.job.work_dir
+    written = {posixpath.relpath(f.path, work_dir): f.text for f in output.files}
     digests = json.loads(text)["files"]
     assert set(digests) == set(written) - {"job_spec.json"}
     for name, digest in digests.items():
@@ -67,9 +71,8 @@ def test_case_snapshots(site: Site, name: str, snapshot: SnapshotAssertion) -> N
             assert_bash_syntax(item.text)
             if posixpath.basename(item.path) != "slurm_launch.sh":
                 assert_shellcheck_clean(item.text)
-        if suffix == ".yaml":
-            continue
-        base = posixpath.basename(item.path).rsplit(".", 1)[0]
+        relative = posixpath.relpath(item.path, output.job.work_dir)
+        base = relative.rsplit(".", 1)[0].replace("/", "-")
         assert text == snapshot(name=f"{name}-{base}", extension_class=EXTENSIONS[suffix])
 
 
@@ -211,59 +214,6 @@ def test_docker_command(site: Site) -> None:
     assert " -it" not in text and "python3 -c 'import tensorrt_llm'" in text
     assert f"--mount type=bind,source={site.models},target=/models" in text
     assert "urm.nvidia.com/sw-tensorrt-docker" in text and "#sw-tensorrt" not in text
-
-
-def test_perf_sanity_runs_submit_py_with_the_seed_flags(site: Site) -> None:
-    output = run_case(site, "perf_sanity_remote_slurm")
-    argv = list(output.submit_argv)
-    assert argv[:2] == ["python3", str(site.repo / "jenkins/scripts/perf/local/submit.py")]
-    flags = dict(zip(argv[2::2], argv[3::2], strict=True))
-    assert flags["--work-dir"] == "/home/alice/scratch/work_dirs/case"
-    assert flags["--llm-src"] == "/home/alice/scratch/TensorRT-LLM"
-    assert flags["--image"].startswith("urm.nvidia.com#")
-    assert flags["--config-file"].endswith("llama_8b_aggr.yaml")
-    launch = _main(output)
-    assert json.loads(launch.splitlines()[1].removeprefix("# submit.py argv: ")) == argv[2:]
-    assert _spec(output)["log_file_pattern"] == "slurm-%j.out"
-
-
-def test_eval_fallback_writes_an_accuracy_config(site: Site) -> None:
-    import yaml
-
-    request = build_request(
-        site_fields(
-            site,
-            {
-                "workflow_type": "eval",
-                "partition": "arm",
-                "eval_cmd": "trtllm-eval --model m --tp_size 8 mmlu",
-                "perf_config_yaml": "@repo/tests/scripts/perf-sanity/deepseek_r1_2_nodes.yaml",
-            },
-        ),
-        {},
-    )
-    output = generate(request, machine="x86_64", home=str(site.home))
-    copy = next(f for f in output.files if f.path.endswith("_accuracy.yaml"))
-    data = yaml.safe_load(copy.text)
-    assert data["accuracy"] == {"enable_accuracy_test": True}
-    assert data["hardware"] == {"gpus_per_node": 4, "nodes": 2}
-    assert "--config-file" in output.submit_argv
-    assert _spec(output)["extra_files"] == [copy.path]
-
-
-def test_failing_submit_py_is_reported(site: Site) -> None:
-    from scriptast.errors import ResolveError
-
-    config = site.repo / "tests/scripts/perf-sanity/bad.yaml"
-    config.write_text("hardware: {}\n# fail-submit\n")
-    request = build_request(
-        site.fields(workflow_type="perf_sanity", perf_config_yaml=str(config)), {}
-    )
-    with pytest.raises(
-        ResolveError, match=r"submit.py failed with exit code 1: error: cannot parse hardware"
-    ):
-        generate(request, machine="x86_64", home=str(site.home))
-    assert not site.work("job").exists()
 
 
 def test_generation_is_deterministic(site: Site) -> None:

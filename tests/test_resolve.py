@@ -404,7 +404,7 @@ def test_multi_node_eval_needs_a_perf_config(site: Site) -> None:
 
 
 def test_multi_node_eval_falls_back_to_perf_sanity(site: Site) -> None:
-    config = site.repo / "tests/scripts/perf-sanity/deepseek_r1_2_nodes.yaml"
+    config = site.repo / "tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml"
     resolved = job(
         site,
         workflow_type="eval",
@@ -669,7 +669,9 @@ def test_missing_inputs(site: Site) -> None:
             site,
             workflow_type="perf_sanity",
             execution_scenario="local_docker",
-            perf_config_yaml=str(site.repo / "tests/scripts/perf-sanity/llama_8b_aggr.yaml"),
+            perf_config_yaml=str(
+                site.repo / "tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml"
+            ),
         )
 
 

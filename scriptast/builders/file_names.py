@@ -29,10 +29,13 @@ def check_component(name: str, what: str, *, reserve: int = 0) -> str:
     return name
 
 
-def check_inside(work_dir: str, path: str) -> str:
-    """`path` if it is `work_dir/<one safe component>`, else InputError (a bug or a hostile name
-    would otherwise write outside work_dir)."""
+def check_inside(work_dir: str, path: str, *, folder: bool = False) -> str:
+    """`path` if it is `work_dir/<one safe component>` (or, with `folder`, one safe folder
+    below it), else InputError (a bug or a hostile name would otherwise write outside)."""
     parent, name = posixpath.split(path)
+    if folder and posixpath.normpath(parent) != posixpath.normpath(work_dir):
+        parent, sub = posixpath.split(parent)
+        check_component(sub, "output folder name")
     if posixpath.normpath(parent) != posixpath.normpath(work_dir):
         raise InputError(f"refusing to write {path!r}: it is not directly inside {work_dir}")
     check_component(name, "output file name")

@@ -29,7 +29,8 @@ class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
-    """The job's Slurm header values and MPI plugin."""
+    """The job's Slurm header values and MPI plugin (None: srun gets no --mpi, so the
+    cluster's MpiDefault applies; only a launch script submit.py wrote does that)."""
 
     partition: str
     account: str
@@ -39,7 +40,7 @@ class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
     ntasks_per_node: int
     gpus_per_node: int | None
     gres: str | None
-    mpi_plugin: str
+    mpi_plugin: str | None
 
 
 class PerfPlan(msgspec.Struct, frozen=True, kw_only=True):

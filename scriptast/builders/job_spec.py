@@ -18,6 +18,15 @@ PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What a launch script written by submit.py says, for the fields that describe it, and
+    the cluster path of each file an executor must copy (remote_slurm)."""
+
+    container_name: str | None
+    log_file_pattern: str
+    destinations: dict[str, str]
+
+
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The manifest an executor reads to submit and watch the job. Scenario-specific fields
     (remote, persistent, docker) are omitted when they do not apply."""
@@ -32,6 +41,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     success_patterns: tuple[str, ...]
     failure_patterns: tuple[str, ...]
     extra_files: tuple[str, ...]
+    extra_file_destinations: dict[str, str] = {}
     slurm_params: SlurmParams | None = None
     slurm_env: dict[str, Any] | None = None
     remote_repo_path: str | None = None
@@ -53,12 +63,15 @@ def build_job_spec(
     container_mounts: str,
     docker_cmd: str | None = None,
     files: dict[str, str] | None = None,
+    launch: LaunchFacts | None = None,
 ) -> JobSpec:
-    """The seed's fields for this job's category and scenario."""
+    """The seed's fields for this job's category and scenario; `launch` gives the values of a
+    launch script scriptast did not write (perf_sanity)."""
     success, failure = PATTERNS[job.category]
-    pattern = "slurm-%j.out" if job.category == "perf_sanity" else f"{job.job_name}_%j.out"
+    pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
     persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
     remote = job.scenario is ExecutionScenario.remote_slurm
+    container = launch.container_name if launch else job.job_name
     return JobSpec(
         workflow_type=job.workflow.value,
         model_name=job.model_name,
@@ -70,12 +83,13 @@ def build_job_spec(
         success_patterns=success,
         failure_patterns=failure,
         extra_files=extra_files,
+        extra_file_destinations=launch.destinations if launch else {},
         slurm_params=job.slurm,
         slurm_env=job.slurm_env_raw,
         remote_repo_path=job.project_path if remote else None,
         remote_work_dir=job.log_dir if remote else None,
         persistent_mode=True if persistent else None,
-        container_name=job.job_name if persistent else None,
+        container_name=container if persistent else None,
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,
         log_file=f"{job.work_dir}/{job.model_name}_local.log" if job.is_docker else None,

@@ -1,18 +1,28 @@
-"""Category 4, perf_sanity: the typed submit.py invocation and the eval-fallback config copy."""
+"""Category 4, perf_sanity: the typed submit.py invocation with the job's final paths, the files
+that must exist before it runs (a config it embeds), and the eval-fallback accuracy config."""
 
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from scriptast.builders.file_names import check_component
 from scriptast.builders.job import ResolvedJob
+from scriptast.builders.request import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.slurm import Mount
 from scriptast.text_files import read_text_file, yaml_problem
 
 LAUNCH_SH = "slurm_launch.sh"
+CONFIG_FOLDERS = {
+    "aggregated": "tests/scripts/perf-sanity/aggregated",
+    "disaggregated": "tests/scripts/perf-sanity/disaggregated",
+}
+DRAFT = "jenkins/scripts/perf/{mode}/slurm_launch_draft.sh"
+PRECHECK = "tests/scripts/perf-sanity/cache_transceiver_precheck"
 
 
 class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,42 +43,123 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
     test_list: str | None = None
     config_file: str | None = None
     test_name: str | None = None
+    benchmark_mode: str | None = None
+    draft_launch_sh: str | None = None
 
 
-def accuracy_config_name(job: ResolvedJob) -> str:
-    """The file name of the eval-fallback config copy in work_dir."""
-    assert job.perf is not None and job.perf.config_file is not None
-    stem = posixpath.splitext(posixpath.basename(job.perf.config_file))[0]
-    return f"{stem}_accuracy.yaml"
+class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
+    """A config submit.py reads and embeds, placed in the cluster work dir before it runs."""
+
+    name: str
+    text: str
 
 
-def accuracy_config(job: ResolvedJob) -> dict[str, Any]:
-    """A copy of perf_config_yaml with `accuracy.enable_accuracy_test: true`."""
+class SubmitPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """submit.py's call, and the config copy to place first (None: the config stays put)."""
+
+    submit: PerfSubmit
+    copy: ConfigCopy | None
+
+
+def load_config(path: str) -> dict[str, Any]:
+    """A perf-sanity config file as a mapping, or ResolveError naming the file."""
     import yaml
 
-    assert job.perf is not None and job.perf.config_file is not None
     try:
-        data = yaml.safe_load(read_text_file(job.perf.config_file, "perf_config_yaml"))
+        data = yaml.safe_load(read_text_file(path, "perf_config_yaml"))
     except yaml.YAMLError as error:
-        raise ResolveError(
-            f"perf_config_yaml {job.perf.config_file} is not YAML: {yaml_problem(error)}"
-        ) from None
+        raise ResolveError(f"perf_config_yaml {path} is not YAML: {yaml_problem(error)}") from None
     if not isinstance(data, dict):
-        raise ResolveError(f"perf_config_yaml {job.perf.config_file} must hold a mapping")
-    accuracy = data.get("accuracy")
-    data["accuracy"] = {
-        **(accuracy if isinstance(accuracy, dict) else {}),
-        "enable_accuracy_test": True,
-    }
+        raise ResolveError(f"perf_config_yaml {path} must hold a mapping")
     return data
 
 
-def build_perf_submit(job: ResolvedJob, launch_sh: str, config_copy: str | None) -> PerfSubmit:
-    """The submit.py call: remote paths for --work-dir/--llm-src, a local --launch-sh."""
+def runtime_mode(config: dict[str, Any], path: str) -> str:
+    """`disaggregated` for a config with worker_config, `aggregated` for server_configs."""
+    if "worker_config" in config:
+        return "disaggregated"
+    if "server_configs" in config:
+        return "aggregated"
+    raise ResolveError(
+        f"perf_config_yaml {path} has neither worker_config (disaggregated) nor server_configs "
+        "(aggregated): it is not a perf-sanity config"
+    )
+
+
+def accuracy_config(path: str) -> dict[str, Any]:
+    """A copy of a disaggregated config with `accuracy.enable_accuracy_test: true` and its
+    tasks in the nested form test_perf_sanity.py reads (it reads no other)."""
+    data = load_config(path)
+    if runtime_mode(data, path) == "aggregated":
+        raise ResolveError(
+            f"perf_config_yaml {path} is an aggregated config (server_configs): "
+            "test_perf_sanity.py reads the top-level accuracy section of disaggregated configs "
+            "only, so the fallback would run no accuracy test; give a disaggregated config "
+            "(worker_config) for a multi-node eval"
+        )
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("model_name"):
+        raise ResolveError(
+            f"perf_config_yaml {path} has no metadata.model_name, which test_perf_sanity.py "
+            "requires of a disaggregated config"
+        )
+    accuracy = data.get("accuracy")
+    section: dict[str, Any] = dict(accuracy) if isinstance(accuracy, dict) else {}
+    tasks = section.get("tasks")
+    if isinstance(tasks, str) and tasks.strip():
+        section = {
+            "tasks": {
+                tasks.strip(): {
+                    "model": section.get("model", "local-completions"),
+                    "model_args_extra": section.get("model_args_extra", ""),
+                    "extra_kwargs": {},
+                }
+            }
+        }
+    elif not isinstance(tasks, dict) or not tasks:
+        raise ResolveError(
+            f"perf_config_yaml {path} names no accuracy task: add accuracy.tasks (for example "
+            "gsm8k: {model: local-completions}) so the perf-sanity run has an accuracy test"
+        )
+    data["accuracy"] = {**section, "enable_accuracy_test": True}
+    return data
+
+
+def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
+    """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
+    local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
+    from scriptast.emitters.perf_config import emit_perf_config
+
     assert job.perf is not None and job.slurm is not None
-    return PerfSubmit(
+    remote = job.scenario is ExecutionScenario.remote_slurm
+    perf = job.perf
+    copy: ConfigCopy | None = None
+    config, test_name, test_list = perf.config_file, perf.test_name, perf.test_list
+    mode: str | None = None
+    benchmark_mode: str | None = None
+    if config is None and remote:
+        config, test_name, mode, benchmark_mode = _config_of_test_id(job, test_list or "")
+        test_list = None
+    if config is not None:
+        if perf.accuracy:
+            stem = posixpath.splitext(posixpath.basename(config))[0]
+            copy = ConfigCopy(
+                name=f"{stem}_accuracy.yaml", text=emit_perf_config(accuracy_config(config))
+            )
+        elif remote:
+            text = read_text_file(config, "perf_config_yaml")
+            copy = ConfigCopy(name=posixpath.basename(config), text=text)
+        mode = mode or runtime_mode(load_config(config), config)
+    if copy is not None:
+        check_component(copy.name, "perf config copy")
+        config = posixpath.join(job.log_dir, copy.name)
+    draft = None
+    if remote:
+        assert mode is not None
+        draft = _local_file(job.repo_root, DRAFT.format(mode=mode), "the launch draft")
+    submit = PerfSubmit(
         python="python3",
-        submit_py=job.perf.submit_py,
+        submit_py=perf.submit_py,
         partition=job.slurm.partition,
         account=job.slurm.account,
         job_name=job.job_name,
@@ -79,7 +170,44 @@ def build_perf_submit(job: ResolvedJob, launch_sh: str, config_copy: str | None)
         llm_models_root=job.llm_models_root,
         launch_sh=launch_sh,
         time=job.slurm.time_limit,
-        test_list=job.perf.test_list if config_copy is None and not job.perf.config_file else None,
-        config_file=config_copy or job.perf.config_file,
-        test_name=job.perf.test_name,
+        test_list=test_list if config is None else None,
+        config_file=config,
+        test_name=test_name,
+        benchmark_mode=benchmark_mode,
+        draft_launch_sh=draft,
     )
+    return SubmitPlan(submit=submit, copy=copy)
+
+
+def precheck_path(job: ResolvedJob) -> str:
+    """Where submit.py finds precheck_config for a remote job: the local checkout (it looks
+    under --llm-src, a cluster path)."""
+    return posixpath.join(job.repo_root, PRECHECK)
+
+
+def _config_of_test_id(job: ResolvedJob, test_id: str) -> tuple[str, str | None, str, str | None]:
+    """The local config a perf-sanity test id names, its server name, runtime mode and
+    benchmark mode: a remote job carries the config itself (submit.py reads it here)."""
+    inside = test_id.rsplit("[", 1)[-1].split("]", 1)[0] if "[" in test_id else ""
+    labels = inside.split("-")
+    benchmark_mode: str | None = None
+    if len(labels) > 2 and "disagg" in labels[0]:
+        mode, stem, name = "disaggregated", "-".join(labels[2:]), None
+        benchmark_mode = labels[1]
+    elif len(labels) > 2 and "aggr" in labels[0] and labels[1] != "ctx_only":
+        mode, stem, name = "aggregated", labels[1], "-".join(labels[2:])
+    else:
+        raise ResolveError(
+            f"test id {test_id!r} does not name a perf-sanity config as "
+            "[aggr-<config>-<server>] or [disagg-<mode>-<config>]; pass --perf-config-yaml"
+        )
+    relative = f"{CONFIG_FOLDERS[mode]}/{stem}.yaml"
+    config = _local_file(job.repo_root, relative, "the perf-sanity config")
+    return config, name, mode, benchmark_mode
+
+
+def _local_file(repo_root: str, relative: str, what: str) -> str:
+    path = posixpath.join(repo_root, relative)
+    if not Path(path).is_file():
+        raise ResolveError(f"{what} {path} does not exist in repo_root")
+    return path

@@ -49,39 +49,9 @@ def lint_text(text: str, *, context: str = "script") -> Report:
     from scriptast.emitters.verify import parse_commands
 
     findings: list[Finding] = _bytes_sbatch_refuses(text, context)
-    directives: list[Directive] = []
+    directives, header_findings = read_directives(text, context)
+    findings += header_findings
     steps: list[SrunStep] = []
-    first_command: int | None = None
-    for number, line in enumerate(text.split("\n"), start=1):
-        stripped = line.strip()
-        if number == 1 and stripped.startswith("#!"):
-            continue
-        if stripped.startswith("#SBATCH"):
-            if first_command is not None:
-                findings.append(
-                    Finding(
-                        f"{context}:{number}",
-                        f"#SBATCH after the first command (line {first_command}); "
-                        "sbatch ignores it",
-                    )
-                )
-                continue
-            try:
-                tokens = sbatch_tokens(stripped[len("#SBATCH") :])
-            except VerifyError as error:
-                findings.append(Finding(f"{context}:{number}", str(error)))
-                continue
-            index = 0
-            while index < len(tokens):
-                token = tokens[index]
-                if token in _SHORT and index + 1 < len(tokens):
-                    directives.append(Directive(number, _SHORT[token], tokens[index + 1]))
-                    index += 2
-                    continue
-                directives.append(_directive(token, number, context, findings))
-                index += 1
-        elif stripped and not stripped.startswith("#") and first_command is None:
-            first_command = number
     lines = text.count("\n") + 1
     try:
         if lines > BASHLEX_MAX_LINES:
@@ -90,7 +60,7 @@ def lint_text(text: str, *, context: str = "script") -> Report:
             raise VerifyError("it holds a NUL byte")
         commands = parse_commands(text)
     except VerifyError as error:
-        named = tuple(d for d in directives if d.name)
+        named = tuple(directives)
         problem = bash_syntax_problem(text)
         if problem is not None:
             return Report((*findings, Finding(context, f"bash -n: {problem}")), named, ())
@@ -116,7 +86,45 @@ def lint_text(text: str, *, context: str = "script") -> Report:
         if len(words) >= 3 and words[0] == "bash" and words[1] == "-c":
             inner = lint_text(words[2], context=f"{context}: srun payload")
             findings.extend(inner.findings)
-    return Report(tuple(findings), tuple(d for d in directives if d.name), tuple(steps))
+    return Report(tuple(findings), tuple(directives), tuple(steps))
+
+
+def read_directives(text: str, context: str = "script") -> tuple[list[Directive], list[Finding]]:
+    """The `#SBATCH` options sbatch reads (those before the first command), and findings:
+    an unknown option, an unterminated quote, an `#SBATCH` line sbatch ignores."""
+    findings: list[Finding] = []
+    directives: list[Directive] = []
+    first_command: int | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if number == 1 and stripped.startswith("#!"):
+            continue
+        if not stripped.startswith("#SBATCH"):
+            if stripped and not stripped.startswith("#") and first_command is None:
+                first_command = number
+            continue
+        where = f"{context}:{number}"
+        if first_command is not None:
+            message = f"#SBATCH after the first command (line {first_command}); sbatch ignores it"
+            findings.append(Finding(where, message))
+            continue
+        try:
+            tokens = sbatch_tokens(stripped[len("#SBATCH") :])
+        except VerifyError as error:
+            findings.append(Finding(where, str(error)))
+            continue
+        index = 0
+        while index < len(tokens):
+            token = tokens[index]
+            if token in _SHORT and index + 1 < len(tokens):
+                directives.append(Directive(number, _SHORT[token], tokens[index + 1]))
+                index += 2
+                continue
+            directive = _directive(token, number, context, findings)
+            if directive.name:
+                directives.append(directive)
+            index += 1
+    return directives, findings
 
 
 def _bytes_sbatch_refuses(text: str, context: str) -> list[Finding]:

@@ -8,12 +8,15 @@ from scriptast.errors import UnsupportedError
 
 
 def submit_argv(submit: PerfSubmit) -> list[str]:
-    """`python3 submit.py <--test-list X | --config-file C [--test-name T]> --partition ...`."""
+    """`python3 submit.py <--test-list X | --config-file C [--test-name T]> --partition ...`
+    (`--draft-launch-sh` last, for remote jobs)."""
     argv = [submit.python, submit.submit_py]
     if submit.config_file:
         argv += ["--config-file", submit.config_file]
         if submit.test_name:
             argv += ["--test-name", submit.test_name]
+        if submit.benchmark_mode:
+            argv += ["--benchmark-mode", submit.benchmark_mode]
     elif submit.test_list:
         argv += ["--test-list", submit.test_list]
     argv += [
@@ -28,6 +31,8 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
         "--launch-sh", submit.launch_sh,
         "--time", submit.time,
     ]  # fmt: skip
+    if submit.draft_launch_sh:
+        argv += ["--draft-launch-sh", submit.draft_launch_sh]
     for flag, value in zip(argv[2::2], argv[3::2], strict=True):
         if value.startswith("-"):
             # argparse would read the value as an option of its own

@@ -1,0 +1,126 @@
+"""Read back what a launch script written by someone else (submit.py) asks Slurm for: its
+`#SBATCH` header as sbatch reads it, and the options of its srun steps, `"${srunArgs[@]}"`
+expanded from the `srunArgs=(...)` array it builds."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from scriptast.builders.shellwords import Token, tokenize
+from scriptast.emitters.lint import read_directives
+from scriptast.errors import ScriptastError
+
+_ARRAY = re.compile(r"^srunArgs(\+?)=\((.*?)\)[ \t]*$", re.MULTILINE | re.DOTALL)
+_ARRAY_WORD = "${srunArgs[@]}"
+_COMMAND_STARTS = frozenset({"!", "if", "then", "do", "else", "elif", "time", "exec"})
+
+
+class LaunchError(ScriptastError):
+    """The launch script does not say what scriptast must read from it."""
+
+
+class LaunchScript(msgspec.Struct, frozen=True, kw_only=True):
+    """What the script requests. `step_mpi` holds each srun step's `--mpi` (None: the cluster's
+    MpiDefault), in script order."""
+
+    nodes: int
+    ntasks: int
+    ntasks_per_node: int
+    gpus_per_node: int | None
+    gres: str | None
+    partition: str | None
+    account: str | None
+    time_limit: str | None
+    job_name: str | None
+    output: str | None
+    container_name: str | None
+    step_mpi: tuple[str | None, ...]
+
+    @property
+    def mpi_plugin(self) -> str | None:
+        """The plugin the script's MPI steps use: the first srun step's that names one."""
+        return next((plugin for plugin in self.step_mpi if plugin), None)
+
+
+def read_launch_script(text: str, what: str = "the launch script") -> LaunchScript:
+    """The header and srun options of `text`; LaunchError when a count it must state is absent."""
+    directives, _ = read_directives(text, what)
+    header: dict[str, str | None] = {}
+    for directive in directives:
+        header[directive.name] = directive.value
+    array = _srun_array(text)
+    steps = _srun_steps(text, array)
+    name = _last_value((*array, *(word for step in steps for word in step)), "container-name")
+    return LaunchScript(
+        nodes=_count(header, "nodes", what),
+        ntasks=_count(header, "ntasks", what),
+        ntasks_per_node=_count(header, "ntasks-per-node", what),
+        gpus_per_node=_count(header, "gpus-per-node", what) if "gpus-per-node" in header else None,
+        gres=header.get("gres"),
+        partition=header.get("partition"),
+        account=header.get("account"),
+        time_limit=header.get("time"),
+        job_name=header.get("job-name"),
+        output=header.get("output"),
+        container_name=name,
+        step_mpi=tuple(_last_value(step, "mpi") for step in steps),
+    )
+
+
+def _count(header: dict[str, str | None], name: str, what: str) -> int:
+    value = header.get(name)
+    if value is None:
+        raise LaunchError(f"{what} has no #SBATCH --{name}: scriptast cannot tell what it requests")
+    if not value.isdigit() or int(value) < 1:
+        raise LaunchError(f"{what} asks for #SBATCH --{name}={value}, not a count >= 1")
+    return int(value)
+
+
+def _words(text: str) -> list[Token]:
+    try:
+        return tokenize(text, "the launch script")
+    except ScriptastError:
+        return []
+
+
+def _srun_array(text: str) -> tuple[str, ...]:
+    """The words of `srunArgs=(...)` and of every later `srunArgs+=(...)`."""
+    words: list[str] = []
+    for match in _ARRAY.finditer(text):
+        if not match.group(1):
+            words = []
+        words += [t.value for t in _words(match.group(2)) if t.kind == "word"]
+    return tuple(words)
+
+
+def _srun_steps(text: str, array: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Each srun command's arguments up to the end of the command, the array expanded."""
+    steps: list[tuple[str, ...]] = []
+    for line in text.replace("\\\n", " ").split("\n"):
+        tokens = _words(line)
+        for index, token in enumerate(tokens):
+            if token.kind != "word" or token.value != "srun":
+                continue
+            before = tokens[index - 1] if index else None
+            if before is not None and before.kind == "word" and before.value not in _COMMAND_STARTS:
+                continue
+            arguments: list[str] = []
+            for word in tokens[index + 1 :]:
+                if word.kind != "word":
+                    break
+                arguments += array if word.raw == f'"{_ARRAY_WORD}"' else [word.value]
+            steps.append(tuple(arguments))
+    return steps
+
+
+def _last_value(words: tuple[str, ...], option: str) -> str | None:
+    """The value of the last `--option=V` / `--option V` (srun: the last one counts)."""
+    value: str | None = None
+    for index, word in enumerate(words):
+        if word.startswith(f"--{option}="):
+            value = word.split("=", 1)[1]
+        elif word == f"--{option}" and index + 1 < len(words):
+            value = words[index + 1]
+    return value

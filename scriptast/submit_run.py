@@ -1,0 +1,269 @@
+"""Run submit.py with a job's final paths, then take back what it wrote: every file it (or the
+staging before it) created or changed becomes an output file, to be written all or nothing with
+job_spec.json, and the disk is put back as it was, on success and on failure alike.
+
+submit.py asks `sinfo` (and `scontrol`) about the partition; it runs with stand-ins first on
+PATH that answer from slurm_env, the same source every other category reads, so a job for a
+remote cluster is not sized by whatever Slurm this machine has."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+
+import msgspec
+
+from scriptast.builders.slurm_env import SlurmEnv
+from scriptast.emitters.quote import bash_word
+from scriptast.errors import ResolveError
+from scriptast.write import interrupted, work_dir_held
+
+SUBMIT_SECONDS = 300
+
+
+class Taken(msgspec.Struct, frozen=True, kw_only=True):
+    """A file submit.py (or the staging) wrote: `relative` to the folder it was written in,
+    `remote` the cluster path it belongs at (remote_slurm), or None."""
+
+    relative: str
+    text: str
+    executable: bool
+    remote: str | None = None
+
+
+class Watched(msgspec.Struct, frozen=True, kw_only=True):
+    """A folder submit.py writes into on this machine; `remote` is its cluster path when it
+    stands for one (the cluster work dir), else None."""
+
+    path: str
+    remote: str | None = None
+
+
+class Staged(msgspec.Struct, frozen=True, kw_only=True):
+    """A file that must exist before submit.py runs (a config it reads and embeds)."""
+
+    path: str
+    text: str
+
+
+def run_submit(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    work_dir: str,
+    watched: Sequence[Watched],
+    staged: Sequence[Staged],
+    slurm_env: SlurmEnv,
+    extra_env: dict[str, str],
+) -> list[tuple[Watched, Taken]]:
+    """Run `argv` under the work_dir lock; return what it wrote in each watched folder."""
+    with (
+        work_dir_held(work_dir) as pending,
+        _shims(slurm_env) as shim_dir,
+        _restored([w.path for w in watched]) as before,
+    ):
+        for item in staged:
+            with open(item.path, "w", encoding="utf-8") as stream:
+                stream.write(item.text)
+        result = _run(argv, cwd, shim_dir, extra_env)
+        interrupted(pending, work_dir)
+        if result.returncode != 0:
+            raise ResolveError(
+                f"submit.py failed (exit code {result.returncode}): {_last_line(result)}"
+            )
+        return [
+            (folder, taken)
+            for folder in watched
+            for taken in _changed(folder, before.get(folder.path, {}))
+        ]
+
+
+def _run(
+    argv: Sequence[str], cwd: str, shim_dir: str, extra_env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PATH"] = shim_dir + os.pathsep + env.get("PATH", os.defpath)
+    env.pop("SLURM_CLUSTER_NAME", None)
+    env.update(extra_env)
+    try:
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            errors="replace",
+            cwd=cwd,
+            env=env,
+            timeout=SUBMIT_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        raise ResolveError(f"submit.py did not finish within {SUBMIT_SECONDS} s") from None
+    except OSError as error:
+        raise ResolveError(f"cannot run submit.py ({argv[0]}): {error.strerror}") from None
+
+
+def _last_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The message a failing submit.py ends with: the last line of its error output (for an
+    uncaught exception, `Type: message`), else of its output."""
+    for text in (result.stderr, result.stdout):
+        lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return "it printed nothing"
+
+
+Signature = tuple[int, int, int, int]
+
+
+def _inventory(folder: str) -> dict[str, Signature]:
+    """Files in `folder` and one level below: relative path -> (inode, size, mtime, mode)."""
+    found: dict[str, Signature] = {}
+    for relative in _listing(folder):
+        try:
+            info = os.lstat(posixpath.join(folder, relative))
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found[relative] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+    return found
+
+
+def _listing(folder: str) -> list[str]:
+    names: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError), os.scandir(entry.path) as inner:
+                    names += [f"{entry.name}/{e.name}" for e in inner]
+            else:
+                names.append(entry.name)
+    return sorted(names)
+
+
+def _changed(folder: Watched, before: dict[str, Signature]) -> list[Taken]:
+    from scriptast.text_files import read_text_file
+
+    taken = []
+    for relative, signature in sorted(_inventory(folder.path).items()):
+        if before.get(relative) == signature:
+            continue
+        path = posixpath.join(folder.path, relative)
+        text = read_text_file(path, "a file submit.py wrote")
+        remote = posixpath.join(folder.remote, relative) if folder.remote else None
+        executable = bool(signature[3] & stat.S_IXUSR)
+        taken.append(Taken(relative=relative, text=text, executable=executable, remote=remote))
+    return taken
+
+
+class _Backup(msgspec.Struct, frozen=True):
+    data: bytes
+    mode: int
+
+
+@contextlib.contextmanager
+def _restored(folders: list[str]) -> Iterator[dict[str, dict[str, Signature]]]:
+    """Yield each folder's inventory; afterwards remove what is new in it, put back what
+    changed, and remove the folders (and parents) that did not exist before."""
+    missing = [_missing_parents(folder) for folder in folders]
+    for folder in folders:
+        os.makedirs(folder, exist_ok=True)
+    before = {folder: _inventory(folder) for folder in folders}
+    backups = {
+        posixpath.join(folder, relative): _backup(posixpath.join(folder, relative))
+        for folder in folders
+        for relative in before[folder]
+    }
+    try:
+        yield before
+    finally:
+        for folder in folders:
+            _put_back(folder, before[folder], backups)
+        for created in missing:
+            for path in reversed(created):
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)
+
+
+def _missing_parents(folder: str) -> list[str]:
+    """`folder` and its parents that do not exist, outermost first."""
+    missing = []
+    path = folder
+    while not os.path.lexists(path) and posixpath.dirname(path) != path:
+        missing.append(path)
+        path = posixpath.dirname(path)
+    return list(reversed(missing))
+
+
+def _backup(path: str) -> _Backup | None:
+    """The bytes of a file that submit.py may rewrite in place (it opens with "w")."""
+    try:
+        if os.path.getsize(path) > 1 << 20:
+            return None  # a log or a data file: submit.py writes none of those
+        with open(path, "rb") as stream:
+            return _Backup(stream.read(), os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def _put_back(
+    folder: str, before: dict[str, Signature], backups: dict[str, _Backup | None]
+) -> None:
+    for relative, signature in _inventory(folder).items():
+        path = posixpath.join(folder, relative)
+        if relative not in before:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        elif before[relative] != signature and backups.get(path) is not None:
+            backup = backups[path]
+            assert backup is not None
+            with contextlib.suppress(OSError), open(path, "wb") as stream:
+                stream.write(backup.data)
+            with contextlib.suppress(OSError):
+                os.chmod(path, stat.S_IMODE(backup.mode))
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
+
+
+@contextlib.contextmanager
+def _shims(slurm_env: SlurmEnv) -> Iterator[str]:
+    """A folder with `sinfo` and `scontrol` that answer submit.py's questions from slurm_env."""
+    folder = tempfile.mkdtemp(prefix="scriptast-shims-")
+    try:
+        _write_shim(folder, "sinfo", _sinfo_cases(slurm_env))
+        _write_shim(folder, "scontrol", [])
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sinfo_cases(env: SlurmEnv) -> list[tuple[str, list[str]]]:
+    names = [f"{p.name}*" if p.name == env.default_partition else p.name for p in env.partitions]
+    cases = [("-h -o %P", names)]
+    for partition in env.partitions:
+        if partition.gres is not None:
+            cases.append((f"-p {partition.name} -h -o %G", [partition.gres]))
+    return cases
+
+
+def _write_shim(folder: str, name: str, cases: list[tuple[str, list[str]]]) -> None:
+    lines = [
+        "#!/bin/sh",
+        f"# {name} as slurm_env describes the cluster (scriptast)",
+        'case "$*" in',
+    ]
+    for arguments, answer in cases:
+        printed = " ".join(bash_word(line) for line in answer)
+        lines.append(f"  {bash_word(arguments)}) printf '%s\\n' {printed} ;;")
+    lines += ["  *) exit 1 ;;", "esac", ""]
+    path = posixpath.join(folder, name)
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.write("\n".join(lines))
+    os.chmod(path, 0o755)

@@ -1,0 +1,315 @@
+"""perf_sanity against a submit.py that behaves as upstream's does: final paths, what it writes
+taken into work_dir (and off the cluster paths), values read back from its launch script, and
+nothing left behind when it or anything after it fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scriptast.builders.request import build_request
+from scriptast.errors import ResolveError
+from scriptast.launch_readback import LaunchError, read_launch_script
+from scriptast.pipeline import Output, generate, write_outputs
+from tests.site import Site
+from tests.test_categories import run_case, site_fields
+from tests.test_cli import console_script
+
+AGGR = "@repo/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml"
+DISAGG = "@repo/tests/scripts/perf-sanity/disaggregated/"
+
+
+def _flags(output: Output) -> dict[str, str]:
+    argv = list(output.submit_argv)
+    return dict(zip(argv[2::2], argv[3::2], strict=True))
+
+
+def _text(output: Output, name: str) -> str:
+    return next(f.text for f in output.files if f.path.endswith(f"/{name}"))
+
+
+def _spec(output: Output) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_text(output, "job_spec.json"))
+    return data
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+def _generate(site: Site, **fields: Any) -> Output:
+    request = build_request(site_fields(site, fields), {})
+    return generate(request, machine="x86_64", home=str(site.home))
+
+
+def test_submit_py_gets_the_final_paths_and_every_named_file_is_written(site: Site) -> None:
+    output = run_case(site, "perf_sanity_local_slurm")
+    work = site.work("job")
+    flags = _flags(output)
+    assert flags["--launch-sh"] == str(work / "slurm_launch.sh")
+    assert flags["--work-dir"] == str(work)
+    assert not work.exists(), "generate leaves the disk as it was"
+    write_outputs(output)
+    launch = (work / "slurm_launch.sh").read_text()
+    assert (work / "test_list.txt").read_text() == (
+        "perf/test_perf_sanity.py::test_e2e[aggr-llama_8b_aggr-llama_8b_tp4]\n"
+    )
+    assert f"--test-list={work}/test_list.txt" in launch
+    config = launch.split("export configYamlPath='")[1].split("'")[0]
+    assert Path(config).is_file()
+    assert os.access(work / "slurm_launch.sh", os.X_OK)
+
+
+def test_job_spec_and_summary_are_read_back_from_the_launch_script(site: Site) -> None:
+    output = run_case(site, "perf_sanity_remote_slurm")
+    launch = _text(output, "slurm_launch.sh")
+    spec = _spec(output)
+    assert spec["slurm_params"] == {
+        "partition": "batch",
+        "account": "coreai_trtllm",
+        "time_limit": "02:00:00",
+        "nodes": 2,
+        "ntasks": 8,
+        "ntasks_per_node": 4,
+        "gpus_per_node": 4,
+        "gres": "gpu:4",
+        "mpi_plugin": "pmix",
+    }
+    assert "#SBATCH --nodes=2\n" in launch and "#SBATCH --ntasks=8\n" in launch
+    assert "Devices: 8 GPUs across 2 nodes" in output.summary
+
+
+def test_container_name_is_the_one_the_launch_script_uses(site: Site) -> None:
+    output = run_case(site, "perf_sanity_local_slurm")
+    name = _spec(output)["container_name"]
+    assert name.startswith("aggr_test-")
+    assert f'"--container-name={name}"' in _text(output, "slurm_launch.sh")
+
+
+def test_remote_job_takes_what_submit_py_wrote_at_the_cluster_path(site: Site) -> None:
+    cluster = site.root / "lustre"
+    output = run_case(site, "perf_sanity_remote_slurm")
+    flags = _flags(output)
+    remote_dir = str(site.root / "lustre/alice/work_dirs/case")
+    assert flags["--work-dir"] == remote_dir
+    assert flags["--llm-src"] == "/home/alice/scratch/TensorRT-LLM"
+    assert flags["--draft-launch-sh"] == str(
+        site.repo / "jenkins/scripts/perf/aggregated/slurm_launch_draft.sh"
+    )
+    assert flags["--config-file"] == f"{remote_dir}/llama_8b_aggr.yaml"
+    assert not cluster.exists(), "nothing is left at cluster paths on this machine"
+    spec = _spec(output)
+    work = site.work("job")
+    assert spec["extra_file_destinations"] == {
+        str(work / "llama_8b_aggr.yaml"): f"{remote_dir}/llama_8b_aggr.yaml",
+        str(work / "test_list.txt"): f"{remote_dir}/test_list.txt",
+    }
+    assert sorted(spec["extra_files"]) == sorted(spec["extra_file_destinations"])
+    write_outputs(output)
+    assert sorted(_tree(work)) == [
+        "job_spec.json",
+        "llama_8b_aggr.yaml",
+        "slurm_launch.sh",
+        "test_list.txt",
+    ]
+    assert not cluster.exists()
+
+
+def test_a_cluster_folder_that_existed_keeps_what_it_had(site: Site) -> None:
+    remote_dir = site.root / "lustre/alice/work_dirs/case"
+    remote_dir.mkdir(parents=True)
+    (remote_dir / "test_list.txt").write_text("an earlier run's list\n")
+    (remote_dir / "slurm-1.out").write_text("log\n")
+    before = _tree(site.root / "lustre")
+    run_case(site, "perf_sanity_remote_slurm")
+    assert _tree(site.root / "lustre") == before
+
+
+def test_gpu_request_follows_the_partition_in_slurm_env(site: Site) -> None:
+    output = _generate(
+        site, workflow_type="perf_sanity", perf_config_yaml=AGGR, perf_test_name="llama_8b_tp4",
+        partition="nogres",
+    )  # fmt: skip
+    launch = _text(output, "slurm_launch.sh")
+    assert "--gres" not in launch and "--gpus-per-node" not in launch
+    params = _spec(output)["slurm_params"]
+    assert params["gres"] is None and params["gpus_per_node"] is None
+
+
+def test_failing_submit_py_is_one_line_and_leaves_nothing(site: Site) -> None:
+    with pytest.raises(ResolveError) as caught:
+        _generate(
+            site, workflow_type="perf_sanity", perf_config_yaml=AGGR, perf_test_name="no_such"
+        )
+    assert str(caught.value) == (
+        "submit.py failed (exit code 1): ValueError: Server config not found for test_name: no_such"
+    )
+    assert not site.work("job").exists()
+
+
+def test_failure_after_submit_py_restores_an_earlier_emit(site: Site) -> None:
+    fields = {"workflow_type": "perf_sanity", "perf_config_yaml": AGGR}
+    write_outputs(_generate(site, perf_test_name="llama_8b_tp4", **fields))
+    work = site.work("job")
+    before = _tree(work)
+    with pytest.raises(ResolveError, match="Server config not found"):
+        _generate(site, perf_test_name="missing", **fields)
+    assert _tree(work) == before
+
+
+def test_cli_failure_is_one_error_line(site: Site, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    fields = site_fields(
+        site, {"workflow_type": "perf_sanity", "perf_config_yaml": AGGR, "perf_test_name": "x"}
+    )
+    request.write_text(json.dumps(fields))
+    result = subprocess.run(
+        [console_script(), "emit", "--request", str(request)],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "error: submit.py failed (exit code 1): ValueError: Server config not found for "
+        "test_name: x"
+    ]
+    assert not site.work("job").exists()
+
+
+def test_stdout_is_refused_and_writes_nothing(site: Site, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    fields = site_fields(
+        site,
+        {
+            "workflow_type": "perf_sanity",
+            "perf_config_yaml": AGGR,
+            "perf_test_name": "llama_8b_tp4",
+        },
+    )
+    request.write_text(json.dumps(fields))
+    result = subprocess.run(
+        [console_script(), "emit", "--request", str(request), "--stdout"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert "--stdout cannot show it without writing: drop --stdout" in result.stderr
+    assert not site.work("job").exists()
+
+
+def _fallback(site: Site, config: str) -> Output:
+    return _generate(
+        site,
+        workflow_type="eval",
+        partition="arm",
+        eval_cmd="trtllm-eval --model m --tp_size 8 gsm8k",
+        perf_config_yaml=DISAGG + config if not config.startswith("@") else config,
+    )
+
+
+def test_eval_fallback_config_runs_accuracy_where_the_job_reads_it(site: Site) -> None:
+    import yaml
+
+    output = _fallback(site, "deepseek_r1_2_nodes.yaml")
+    copy = site.work("job") / "deepseek_r1_2_nodes_accuracy.yaml"
+    data = yaml.safe_load(_text(output, copy.name))
+    assert data["accuracy"]["enable_accuracy_test"] is True
+    assert set(data["accuracy"]["tasks"]) == {"gsm8k", "gpqa_custom"}
+    flags = _flags(output)
+    assert flags["--config-file"] == str(copy)
+    launch = _text(output, "slurm_launch.sh")
+    assert f"export configYamlPath='{copy}'" in launch
+    assert f"DISAGG_CONFIG_FOLDER='{copy.parent}'" in launch
+    assert "export ACCURACY_CONFIG_JSON=" in launch
+    lm_eval = site.work("job") / "lm_eval_configs"
+    assert f'"include_path": "{lm_eval}"' in launch
+    assert "LLM_MODELS_ROOT" not in _text(output, "lm_eval_configs/gpqa_custom.yaml")
+    write_outputs(output)
+    assert copy.is_file() and (lm_eval / "gpqa_custom.yaml").is_file()
+    assert (lm_eval / "utils.py").is_file()
+
+
+def test_eval_fallback_turns_flat_tasks_into_the_nested_form(site: Site) -> None:
+    import yaml
+
+    output = _fallback(site, "deepseek_r1_flat_accuracy.yaml")
+    data = yaml.safe_load(_text(output, "deepseek_r1_flat_accuracy_accuracy.yaml"))
+    assert data["accuracy"] == {
+        "enable_accuracy_test": True,
+        "tasks": {
+            "gsm8k": {"model": "local-completions", "model_args_extra": "", "extra_kwargs": {}}
+        },
+    }
+
+
+def test_eval_fallback_refuses_a_config_whose_accuracy_would_not_run(site: Site) -> None:
+    with pytest.raises(ResolveError, match="reads the top-level accuracy section of disagg"):
+        _fallback(site, AGGR)
+    with pytest.raises(ResolveError, match="names no accuracy task"):
+        _fallback(site, "deepseek_r1_no_accuracy.yaml")
+    assert not site.work("job").exists()
+
+
+def test_remote_test_id_carries_its_config(site: Site) -> None:
+    output = _generate(
+        site,
+        workflow_type="pytest",
+        test_cmd="pytest perf/test_perf_sanity.py::test_e2e[aggr-llama_8b_aggr-llama_8b_tp4]",
+        execution_scenario="remote_slurm",
+        remote_repo_path="/home/alice/scratch/TensorRT-LLM",
+        remote_work_dir=str(site.root / "lustre/case"),
+    )
+    flags = _flags(output)
+    assert flags["--config-file"] == str(site.root / "lustre/case/llama_8b_aggr.yaml")
+    assert flags["--test-name"] == "llama_8b_tp4" and "--test-list" not in flags
+    assert (
+        _text(output, "test_list.txt")
+        == "perf/test_perf_sanity.py::test_e2e[aggr-llama_8b_aggr-llama_8b_tp4]\n"
+    )
+    assert not (site.root / "lustre").exists()
+
+
+LAUNCH = """#!/bin/bash
+#SBATCH --nodes=3
+#SBATCH --segment=3
+#SBATCH --ntasks=12
+#SBATCH --ntasks-per-node=4
+#SBATCH -J name
+#SBATCH -o /w/slurm-%j.out
+export x=1
+
+srunArgs=(
+  "--container-name=disagg_test-1"
+  "--mpi=pmi2"
+)
+srunArgs+=("--container-env=A")
+run() {
+    srun "${srunArgs[@]}" --mpi=pmix -N 1 \\
+        bash -c "$cmd" &> log &
+}
+if ! srun "${srunArgs[@]}" --overlap bash -c x; then exit 1; fi
+"""
+
+
+def test_launch_reader_reads_header_and_srun_options() -> None:
+    launch = read_launch_script(LAUNCH)
+    assert (launch.nodes, launch.ntasks, launch.ntasks_per_node) == (3, 12, 4)
+    assert launch.gpus_per_node is None and launch.gres is None
+    assert launch.job_name == "name" and launch.output == "/w/slurm-%j.out"
+    assert launch.container_name == "disagg_test-1"
+    # the later --mpi on the srun line wins over the array's; the second step keeps pmi2
+    assert launch.step_mpi == ("pmix", "pmi2") and launch.mpi_plugin == "pmix"
+
+
+def test_launch_reader_refuses_a_script_without_counts() -> None:
+    with pytest.raises(LaunchError, match="no #SBATCH --nodes"):
+        read_launch_script(LAUNCH.replace("#SBATCH --nodes=3\n", ""))
+    with pytest.raises(LaunchError, match="--ntasks=x, not a count"):
+        read_launch_script(LAUNCH.replace("--ntasks=12", "--ntasks=x"))
