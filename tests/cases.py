@@ -40,6 +40,14 @@ CASES: dict[str, dict[str, Any]] = {
         "persistent_mode": False,
         "test_cmd": "pytest -v test_unmarked.py::test_plain",
     },
+    "pytest_mpi_world_size": {
+        "workflow_type": "pytest",
+        "test_cmd": f"pytest -v {DEFS}::TestMultiRank::test_mpi_ranks",
+    },
+    "pytest_repo_relative_path": {
+        "workflow_type": "pytest",
+        "test_cmd": f"pytest tests/integration/defs/{DEFS}::TestDeepSeekV3Lite",
+    },
     "pytest_nogres": {
         "workflow_type": "pytest",
         "partition": "nogres",

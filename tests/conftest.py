@@ -7,10 +7,17 @@ from pathlib import Path
 import pytest
 
 import tests.profiles  # noqa: F401  (registers and loads the hypothesis profile)
+from tests.shim_recorder import Shims
 from tests.site import Site, lay_out
 from tests.slurm_cluster import cluster
 
 __all__ = ["cluster", "site"]
+
+
+@pytest.fixture
+def shims(tmp_path: Path) -> Shims:
+    """Recorders for the programs a generated script runs (see tests.shim_recorder)."""
+    return Shims(tmp_path / "shims")
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from scriptast.builders.model_name import from_model_flag, from_test, normalize_
 from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.mounts import plan_mounts, remote_home
 from scriptast.builders.parallelism import last_bench_invocation, split_bench
-from scriptast.builders.pytest_devices import devices_from_ids, find_test_target
+from scriptast.builders.pytest_devices import devices_from_ids
+from scriptast.builders.pytest_selection import find_test_target
 from scriptast.builders.request import ExecutionScenario, build_request, read_request_file
 from scriptast.builders.resolve import parse_custom_env, resolve, user_command
 from scriptast.builders.shellwords import split_top_level, tokenize
@@ -460,10 +461,10 @@ DEFS_FILE = "accuracy/test_llm_api_pytorch.py"
     [
         ("TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]", 4, "pytest.param"),
         ("TestLlama3_1_8BInstruct::test_param_mark[tp8]", 8, "pytest.param"),
-        ("TestLlama3_1_8BInstruct::test_function_mark", 4, "on test_function_mark"),
+        ("TestLlama3_1_8BInstruct::test_function_mark", 4, "on TestLlama3_1_8BInstruct::test_fu"),
         ("TestLlama3_1_8BInstruct::test_module_mark", 2, "module pytestmark"),
-        ("TestDeepSeekV3Lite::test_class_mark", 8, "on TestDeepSeekV3Lite"),
-        ("TestDeepSeekV3Lite::test_bare_function_mark", 4, "on test_bare_function_mark"),
+        ("TestDeepSeekV3Lite::test_class_mark", 8, "on class TestDeepSeekV3Lite::test_class"),
+        ("TestDeepSeekV3Lite::test_bare_function_mark", 4, "(4) on TestDeepSeekV3Lite::test_bare"),
     ],
 )
 def test_pytest_marks(site: Site, test_id: str, devices: int, source: str) -> None:
@@ -493,7 +494,9 @@ def test_pytest_test_path_relative_to_repo_root(site: Site) -> None:
         workflow_type="pytest",
         test_cmd="pytest tests/unittest/test_outside_defs.py::test_two_gpus",
     )
-    assert resolved.required_devices == 2 and resolved.test_workdir is None
+    # the path is written relative to the repository, so the test runs from there
+    assert resolved.required_devices == 2
+    assert resolved.test_workdir == str(site.repo)
 
 
 def test_pytest_limits(site: Site) -> None:

@@ -3,10 +3,8 @@ step's command on this host and pip, nvidia-smi, pytest, trtllm-* replaced by re
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,39 +13,9 @@ import pytest
 from scriptast.builders.request import build_request
 from scriptast.pipeline import Output, generate, write_outputs
 from tests.cases import CASES
+from tests.shim_recorder import MPI_PREFIXES, Shims
 from tests.site import Site
 from tests.test_categories import site_fields
-
-SHIMS = Path(__file__).resolve().parent / "shims"
-RECORDED = ("pip", "nvidia-smi", "pytest", "trtllm-bench", "trtllm-eval", "trtllm-llmapi-launch")
-MPI_PREFIXES = ("PMI", "MPI", "OMPI")
-
-
-class Shims:
-    def __init__(self, folder: Path) -> None:
-        self.bin = folder / "bin"
-        self.log = folder / "shim.jsonl"
-        self.bin.mkdir(parents=True)
-        for name in RECORDED:
-            self._install(name, "record.py")
-        self._install("srun", "srun.py")
-        self._install("docker", "docker.py")
-
-    def _install(self, name: str, source: str) -> None:
-        path = self.bin / name
-        path.write_text(f"#!{sys.executable}\n" + (SHIMS / source).read_text())
-        path.chmod(0o755)
-
-    def records(self, prog: str | None = None) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        found = [json.loads(line) for line in self.log.read_text().splitlines()]
-        return [r for r in found if prog is None or r["prog"] == prog]
-
-
-@pytest.fixture
-def shims(tmp_path: Path) -> Shims:
-    return Shims(tmp_path / "shims")
 
 
 def emit_case(site: Site, name: str, **changes: Any) -> Output:

@@ -15,10 +15,10 @@ from scriptast.errors import ResolveError
 from scriptast.pipeline import Output, generate, write_outputs
 from scriptast.probe_slurm import probe
 from tests.cases import CASES
+from tests.shim_recorder import Shims
 from tests.site import Site
 from tests.slurm_cluster import Cluster
 from tests.test_categories import site_fields
-from tests.test_run_scripts import Shims
 
 pytestmark = pytest.mark.slurm
 

@@ -32,6 +32,7 @@ class Parallelism(msgspec.Struct, frozen=True):
     ntasks: int
     ntasks_per_node: int
     multi_node_eval: bool = False
+    ranks_source: str | None = None
 
 
 def _int_flag(argv: list[str], name: str, default: int, what: str) -> Sourced:
@@ -128,9 +129,14 @@ def pytest_parallelism(
     required_devices: int | None,
     node_count: int | None,
     gpus_per_node: Sourced | None,
+    mpi_ranks: Sourced | None = None,
 ) -> Parallelism:
-    """pytest: devices from the test file, else the input, else 1; one node, one task."""
+    """pytest: devices from the test file, else the input, else 1; one node; one task, or
+    one per MPI rank a `skip_less_mpi_world_size(N)` test needs (each rank a GPU)."""
     devices = file_devices or _requested_devices(required_devices)
+    ranks = mpi_ranks.value if mpi_ranks is not None and mpi_ranks.value > 1 else 1
+    if ranks > devices.value:
+        devices = Sourced(ranks, f"{mpi_ranks.source if mpi_ranks else ''} (one GPU a rank)")
     _check_max(devices, "pytest")
     if gpus_per_node is not None and devices.value > gpus_per_node.value:
         raise ResolveError(
@@ -142,7 +148,10 @@ def pytest_parallelism(
             f"node_count = {node_count}: pytest is always single-node (node_count must be 1)."
         )
     one = Sourced(1, "default")
-    return Parallelism(devices, devices.value, one, one, Sourced(0, "default"), 1, 1, 1)
+    source = mpi_ranks.source if ranks > 1 and mpi_ranks else None
+    return Parallelism(
+        devices, ranks, one, one, Sourced(0, "default"), 1, ranks, ranks, ranks_source=source
+    )
 
 
 def eval_parallelism(

@@ -1,7 +1,8 @@
-"""GPU count of a pytest test, read from its file with `ast` (never imported).
-
-skip_less_device marks on the selected pytest.param, the function, its class or the module;
-else GPU counts in the ids."""
+"""What a pytest selection needs, read from its test file with `ast` (never imported): GPUs from
+`skip_less_device(N)` and MPI ranks from `skip_less_mpi_world_size(N)`, each on the selected
+pytest.param, the function, its class or the module (the most specific wins), else GPU counts
+in the names and ids. `skip_less_device_memory(M)` is memory and counts nothing. A test id names
+one test; a class or a file selects every test in it, and the need is the maximum."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders.shellwords import words
 from scriptast.errors import ResolveError
 from scriptast.text_files import read_text_file
 
-DEFS = "tests/integration/defs"
-_MARK = "skip_less_device"
+DEVICE_MARK = "skip_less_device"
+RANKS_MARK = "skip_less_mpi_world_size"
 
 
 class TestTarget(msgspec.Struct, frozen=True):
@@ -27,103 +27,122 @@ class TestTarget(msgspec.Struct, frozen=True):
     param_id: str | None
 
 
-class TestFile(msgspec.Struct, frozen=True):
-    """Where the test file is, and whether it lies under tests/integration/defs."""
+class Need(msgspec.Struct, frozen=True):
+    """A count and what decided it (which mark of which test)."""
 
-    path: Path
-    under_defs: bool
-
-
-def find_test_target(test_cmd: str) -> TestTarget:
-    """The first word of test_cmd that names a .py file (with an optional ::test id)."""
-    for word in words(test_cmd, "test_cmd"):
-        path, _, rest = word.partition("::")
-        if path.endswith(".py"):
-            names = tuple(n for n in rest.split("::") if n) if rest else ()
-            param_id = None
-            if names and "[" in names[-1] and names[-1].endswith("]"):
-                last, _, bracket = names[-1].partition("[")
-                names = (*names[:-1], last)
-                param_id = bracket[:-1]
-            return TestTarget(path, names, param_id)
-    raise ResolveError(f"test_cmd {test_cmd!r} names no test file (a path ending in .py)")
+    count: int
+    source: str
 
 
-def locate_test_file(repo_root: str, target: TestTarget) -> TestFile:
-    """The test path relative to <repo_root>/tests/integration/defs, or to repo_root."""
-    root = Path(repo_root)
-    defs = root / DEFS
-    raw = Path(target.path)
-    candidates = [raw] if raw.is_absolute() else [defs / raw, root / raw]
-    for candidate in candidates:
-        if candidate.is_file():
-            resolved = candidate.resolve()
-            return TestFile(resolved, resolved.is_relative_to(defs.resolve()))
-    looked = ", ".join(str(c) for c in candidates)
-    raise ResolveError(f"test file {target.path!r} not found (looked at {looked})")
+class Devices(msgspec.Struct, frozen=True):
+    """The GPU count found, and where."""
+
+    count: int
+    source: str
 
 
-def _mark_devices(node: ast.expr) -> int | None:
-    """N from `pytest.mark.skip_less_device(N)` / `skip_less_device(N)`, inside lists too."""
+class Needs(msgspec.Struct, frozen=True):
+    """The largest GPU and MPI-rank needs over every selected test (None: no mark says)."""
+
+    devices: Need | None
+    ranks: Need | None
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _mark_value(node: ast.expr, mark: str) -> int | None:
+    """N from `pytest.mark.<mark>(N)` / `<mark>(N)`, the largest inside a list of marks."""
     if isinstance(node, ast.List | ast.Tuple):
-        found = [_mark_devices(element) for element in node.elts]
-        numbers = [n for n in found if n is not None]
-        return max(numbers) if numbers else None
+        found = [n for n in (_mark_value(e, mark) for e in node.elts) if n is not None]
+        return max(found) if found else None
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name == _MARK and node.args:
+        if name == mark and node.args:
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, int):
                 return first.value
     return None
 
 
-def _decorator_devices(decorators: list[ast.expr]) -> int | None:
-    found = [_mark_devices(d) for d in decorators]
-    numbers = [n for n in found if n is not None]
-    return max(numbers) if numbers else None
+def _decorated(decorators: list[ast.expr], mark: str) -> int | None:
+    found = [n for n in (_mark_value(d, mark) for d in decorators) if n is not None]
+    return max(found) if found else None
 
 
-def _is_parametrize(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "parametrize"
-    )
-
-
-def _param_devices(decorators: list[ast.expr], param_id: str) -> int | None:
-    """skip_less_device in the marks of the pytest.param whose id the test id selects."""
-    pieces = set(param_id.split("-")) | {param_id}
+def _params(decorators: list[ast.expr]) -> list[tuple[str | None, ast.expr | None]]:
+    """Each parametrize value as (its id, its marks expression)."""
+    found: list[tuple[str | None, ast.expr | None]] = []
     for decorator in decorators:
-        if not _is_parametrize(decorator):
+        if not (
+            isinstance(decorator, ast.Call)
+            and isinstance(decorator.func, ast.Attribute)
+            and decorator.func.attr == "parametrize"
+            and len(decorator.args) > 1
+            and isinstance(decorator.args[1], ast.List | ast.Tuple)
+        ):
             continue
-        assert isinstance(decorator, ast.Call)
-        values = decorator.args[1] if len(decorator.args) > 1 else None
         ids = next((k.value for k in decorator.keywords if k.arg == "ids"), None)
-        id_list: list[object | None] = []
-        if isinstance(ids, ast.List | ast.Tuple):
-            id_list = [e.value if isinstance(e, ast.Constant) else None for e in ids.elts]
-        if not isinstance(values, ast.List | ast.Tuple):
-            continue
-        for position, element in enumerate(values.elts):
-            if not (
-                isinstance(element, ast.Call) and getattr(element.func, "attr", None) == "param"
-            ):
-                continue
-            keywords = {k.arg: k.value for k in element.keywords}
-            given_id = keywords.get("id")
-            element_id: object | None = (
-                given_id.value if isinstance(given_id, ast.Constant) else None
-            )
-            if element_id is None and position < len(id_list):
-                element_id = id_list[position]
-            if element_id in pieces and "marks" in keywords:
-                devices = _mark_devices(keywords["marks"])
-                if devices is not None:
-                    return devices
-    return None
+        id_list = [
+            e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
+            for e in (ids.elts if isinstance(ids, ast.List | ast.Tuple) else [])
+        ]
+        for position, element in enumerate(decorator.args[1].elts):
+            given = id_list[position] if position < len(id_list) else None
+            marks = None
+            if isinstance(element, ast.Call) and getattr(element.func, "attr", None) == "param":
+                keywords = {k.arg: k.value for k in element.keywords}
+                value = keywords.get("id")
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    given = value.value
+                marks = keywords.get("marks")
+            found.append((given, marks))
+    return found
+
+
+class _Test(msgspec.Struct, frozen=True):
+    """One selected test: its class, function and param id (None: every param)."""
+
+    cls: ast.ClassDef | None
+    func: Function
+    param_id: str | None
+
+
+def _need_of(test: _Test, module: int | None, mark: str, file: str) -> Need | None:
+    """The most specific `mark` for one test; with no param id, the largest over its params
+    (a param's own mark, else the function's, class's or module's)."""
+    name = "::".join(n for n in (test.cls.name if test.cls else None, test.func.name) if n)
+    decorators = [*test.func.decorator_list, *(test.cls.decorator_list if test.cls else [])]
+    params = _params(decorators)
+    if test.param_id is not None:
+        pieces = set(test.param_id.split("-")) | {test.param_id}
+        params = [(i, m) for i, m in params if i in pieces]
+    own = [(_mark_value(m, mark) if m is not None else None, i) for i, m in params]
+    marked = [
+        Need(value, f"{mark}({value}) on pytest.param {param!r} of {name} in {file}")
+        for value, param in own
+        if value is not None
+    ]
+    inherited = not own or any(value is None for value, _ in own)
+    if test.param_id is not None:
+        inherited = not marked
+    levels = [
+        (_decorated(test.func.decorator_list, mark), name),
+        (_decorated(test.cls.decorator_list, mark) if test.cls else None, f"class {name}"),
+        (module, f"the module pytestmark ({name})"),
+    ]
+    level = next((Need(v, f"{mark}({v}) on {w} in {file}") for v, w in levels if v), None)
+    candidates = [*marked, *([level] if level is not None and inherited else [])]
+    return max(candidates, key=lambda need: need.count) if candidates else None
+
+
+def _ids_need(test: _Test, file: str) -> Need | None:
+    ids = [test.param_id] if test.param_id else [i for i, _ in _params(test.func.decorator_list)]
+    count = devices_from_ids(test.func.name, *(i for i in ids if i))
+    if count is None:
+        return None
+    return Need(count, f"GPU count in the name or ids of {test.func.name} in {file}")
 
 
 def devices_from_ids(*names: str) -> int | None:
@@ -143,77 +162,81 @@ def devices_from_ids(*names: str) -> int | None:
     return max(max(tp, 1) * max(pp, 1), gpus)
 
 
-class Devices(msgspec.Struct, frozen=True):
-    """The GPU count found, and where."""
-
-    count: int
-    source: str
-
-
-def _find(
-    body: list[ast.stmt], name: str
-) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
-    for node in body:
-        if (
-            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            and node.name == name
-        ):
-            return node
-    return None
-
-
-def inspect_devices(file: Path, target: TestTarget) -> Devices | None:
-    """The seed's pytest rule: the most specific skip_less_device mark, else GPU counts in ids."""
+def _parse(file: Path) -> ast.Module:
     try:
-        tree = ast.parse(read_text_file(file, "test file"), filename=str(file))
+        return ast.parse(read_text_file(file, "test file"), filename=str(file))
     except SyntaxError as error:
         raise ResolveError(
             f"test file {file} does not parse: {error.msg} (line {error.lineno})"
         ) from None
     except ValueError as error:  # a NUL byte
         raise ResolveError(f"test file {file} is not Python source: {error}") from None
-    module_devices = None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
-        ):
-            module_devices = _mark_devices(node.value)
+
+
+def _selected(tree: ast.Module, target: TestTarget, file: Path) -> list[_Test]:
+    """The tests a target selects: one test, every test of a class, or of the file."""
+    scope: list[ast.stmt] = tree.body
     cls: ast.ClassDef | None = None
-    func: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    scope = tree.body
     for name in target.names:
-        found = _find(scope, name)
+        found = next(
+            (
+                node
+                for node in scope
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and node.name == name
+            ),
+            None,
+        )
         if isinstance(found, ast.ClassDef):
             cls, scope = found, found.body
         elif found is not None:
-            func = found
-    if target.names and cls is None and func is None:
-        raise ResolveError(f"test {'::'.join(target.names)} not found in {file}")
-    checks: list[tuple[int | None, str]] = []
-    if func is not None and target.param_id is not None:
-        checks.append(
+            return [_Test(cls, found, target.param_id)]
+        else:
+            raise ResolveError(f"test {'::'.join(target.names)} not found in {file}")
+    tests = []
+    for node in scope:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            tests.append(_Test(cls, node, None))
+        elif cls is None and isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            tests += _selected(tree, TestTarget(target.path, (node.name,), None), file)
+    return tests
+
+
+def read_needs(file: Path, target: TestTarget) -> Needs:
+    """The GPU and MPI-rank needs of every test the target selects in `file`."""
+    tree = _parse(file)
+    modules = {
+        mark: next(
             (
-                _param_devices(func.decorator_list, target.param_id),
-                f"skip_less_device on pytest.param {target.param_id!r}",
-            )
+                _mark_value(node.value, mark)
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)
+            ),
+            None,
         )
-    if cls is not None and target.param_id is not None:
-        checks.append(
-            (
-                _param_devices(cls.decorator_list, target.param_id),
-                f"skip_less_device on pytest.param {target.param_id!r} of {cls.name}",
-            )
-        )
-    if func is not None:
-        checks.append((_decorator_devices(func.decorator_list), f"skip_less_device on {func.name}"))
-    if cls is not None:
-        checks.append((_decorator_devices(cls.decorator_list), f"skip_less_device on {cls.name}"))
-    checks.append((module_devices, "module pytestmark skip_less_device"))
-    for count, source in checks:
-        if count is not None:
-            return Devices(count, f"{source} in {file.name}")
-    id_names = [n for n in (func.name if func else None, target.param_id) if n]
-    from_ids = devices_from_ids(*id_names)
-    if from_ids is not None:
-        return Devices(from_ids, f"GPU count in test id {'['.join(id_names)}")
-    return None
+        for mark in (DEVICE_MARK, RANKS_MARK)
+    }
+    devices: list[Need] = []
+    ranks: list[Need] = []
+    for test in _selected(tree, target, file):
+        device = _need_of(test, modules[DEVICE_MARK], DEVICE_MARK, file.name)
+        device = device or _ids_need(test, file.name)
+        if device is not None:
+            devices.append(device)
+        rank = _need_of(test, modules[RANKS_MARK], RANKS_MARK, file.name)
+        if rank is not None:
+            ranks.append(rank)
+    return Needs(_largest(devices), _largest(ranks))
+
+
+def _largest(needs: list[Need]) -> Need | None:
+    return max(needs, key=lambda need: need.count) if needs else None
+
+
+def inspect_devices(file: Path, target: TestTarget) -> Devices | None:
+    """The GPU count of the target's tests (the largest), and which mark decided it."""
+    found = read_needs(file, target).devices
+    return Devices(found.count, found.source) if found else None

@@ -206,27 +206,9 @@ def resolve(
     if category == "perf_sanity":
         par, perf, derived_name = _perf_sanity(request, trail)
     elif workflow is WorkflowType.pytest:
-        from scriptast.builders.pytest_devices import (
-            find_test_target,
-            inspect_devices,
-            locate_test_file,
-        )
-
         assert request.test_cmd is not None
-        target = find_test_target(request.test_cmd)
-        test_file = locate_test_file(request.repo_root, target)
-        trail.add("test_file", test_file.path, "test path in test_cmd")
-        found = inspect_devices(test_file.path, target)
-        par = pytest_parallelism(
-            Sourced(found.count, found.source) if found else None,
-            request.required_devices,
-            request.node_count,
-            per_node,
-        )
+        par, fields["test_workdir"], derived_name = _pytest(request, project, per_node, trail)
         fields["test"] = user_command(request.test_cmd, "test_cmd")
-        if test_file.under_defs:
-            fields["test_workdir"] = posixpath.join(project, "tests/integration/defs")
-        derived_name = names.from_test(target.names)
     elif workflow is WorkflowType.eval:
         assert request.eval_cmd is not None
         par, per_node = eval_parallelism(request.eval_cmd, per_node)
@@ -270,7 +252,11 @@ def resolve(
     trail.add(
         "world_size",
         par.world_size,
-        "tp * pp" if category in ("eval", "bench") else "required_devices",
+        "tp * pp"
+        if category in ("eval", "bench")
+        else (par.ranks_source or "one task")
+        if category == "pytest"
+        else "required_devices",
     )
 
     if request.model_name:
@@ -310,9 +296,8 @@ def resolve(
             gres_source = f"partition gres {partition.gres if partition else None}"
             trail.add("gres", gres_value or "(none)", gres_source)
             trail.add("nodes", par.nodes, "single node")
-            trail.add(
-                "ntasks", par.ntasks, "1 for pytest" if category == "pytest" else "world_size"
-            )
+            pytest_tasks = "MPI ranks, as TRT-LLM's CI runs such tests" if par.ntasks > 1 else "1"
+            trail.add("ntasks", par.ntasks, pytest_tasks if category == "pytest" else "world_size")
         slurm = SlurmParams(
             partition=request.partition,
             account=request.account,
@@ -374,6 +359,61 @@ def resolve(
     )
 
 
+def _pytest(
+    request: Request, project: str, per_node: Sourced | None, trail: _Trail
+) -> tuple[Parallelism, str | None, str | None]:
+    """The pytest rule: GPUs and MPI ranks, the largest over every selected test; what the
+    command selects that cannot be read falls back to required_devices (else 1)."""
+    from scriptast.builders.pytest_devices import Need, read_needs
+    from scriptast.builders.pytest_selection import read_selection, run_folder
+
+    assert request.test_cmd is not None
+    selection = read_selection(request.test_cmd, request.repo_root)
+    devices: list[Need] = []
+    ranks: list[Need] = []
+    for located in selection.files:
+        trail.add("test_file", located.path, f"test path in test_cmd ({located.form})")
+        needs = read_needs(located.path, located.target)
+        devices += [needs.devices] if needs.devices else []
+        ranks += [needs.ranks] if needs.ranks else []
+    found = max(devices, key=lambda n: n.count) if devices else None
+    file_devices = Sourced(found.count, found.source) if found else None
+    if selection.uninspected:
+        given = request.required_devices
+        fallback = Sourced(given or 1, "input required_devices" if given else "default")
+        what = ", ".join(selection.uninspected)
+        trail.warnings.append(
+            f"test_cmd selects tests scriptast cannot read ({what}); required_devices = "
+            f"{fallback.value} ({fallback.source})"
+            + (f", or {found.count} from the files it names" if found else "")
+            + " is used: pass --required-devices if the selected tests need more"
+        )
+        if file_devices is None or fallback.value > file_devices.value:
+            file_devices = fallback
+    elif not selection.files:
+        raise ResolveError(
+            f"test_cmd {request.test_cmd!r} names no test file (a path ending in .py) "
+            "and selects no test"
+        )
+    rank_need = max(ranks, key=lambda n: n.count) if ranks else None
+    par = pytest_parallelism(
+        file_devices,
+        request.required_devices,
+        request.node_count,
+        per_node,
+        Sourced(rank_need.count, rank_need.source) if rank_need else None,
+    )
+    if par.world_size > 1 and request.execution_scenario is ExecutionScenario.local_docker:
+        raise ResolveError(
+            f"{par.ranks_source} needs {par.world_size} MPI ranks, and local_docker runs one "
+            "process; run it on Slurm (local_slurm or remote_slurm), where each rank is a task"
+        )
+    folder = run_folder(selection, request.repo_root)
+    workdir = None if folder is None else posixpath.join(project, folder).rstrip("/")
+    names_of = selection.files[0].target.names if selection.files else ()
+    return par, workdir, names.from_test(names_of)
+
+
 def _custom_folders(
     request: Request, custom_script: str | None, log_dir: str
 ) -> tuple[tuple[str, str], ...]:
@@ -404,7 +444,7 @@ def _perf_sanity(request: Request, trail: _Trail) -> tuple[Parallelism, PerfPlan
             names.from_config(config),
         )
     if request.workflow_type is WorkflowType.pytest and request.test_cmd:
-        from scriptast.builders.pytest_devices import find_test_target
+        from scriptast.builders.pytest_selection import find_test_target
 
         target = find_test_target(request.test_cmd)
         test_list = "::".join([target.path, *target.names]) + (

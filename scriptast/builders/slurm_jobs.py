@@ -33,7 +33,9 @@ def _step(job: ResolvedJob, ntasks: int, mpi: str | None, *body: ShellStatement)
 
 
 def build_pytest(job: ResolvedJob) -> Script:
-    """Category 2: install, then one task that runs test_cmd with MPI cleared.
+    """Category 2: install, then one task that runs test_cmd with MPI cleared; a test that
+    needs N MPI ranks (`skip_less_mpi_world_size(N)`) runs as TRT-LLM's CI runs it under
+    Slurm: N tasks under `--mpi`, each `trtllm-llmapi-launch pytest ...`.
 
     >>> build_pytest(job)   # emits the test step as:
     srun -l --ntasks=1 ... bash -c 'set -euo pipefail
@@ -43,13 +45,16 @@ def build_pytest(job: ResolvedJob) -> Script:
     cd /repo/tests/integration/defs
     pytest -v 'accuracy/test_x.py::TestA::test_b[tp4]''
     """
-    assert job.test is not None
-    body: list[ShellStatement] = [cmd("nvidia-smi"), common.clear_mpi_env(KEEP_PYTEST)]
+    assert job.test is not None and job.slurm is not None
+    ranks = job.world_size
+    body: list[ShellStatement] = [cmd("nvidia-smi")]
+    if ranks == 1:
+        body.append(common.clear_mpi_env(KEEP_PYTEST))
     body.append(common.models_root_export(job))
     if job.test_workdir:
         body.append(cmd("cd", job.test_workdir))
-    body.append(common.run_command(job.test))
-    step = _step(job, 1, None, *body)
+    body.append(common.run_command(job.test, common.with_launcher(job.test, ranks)))
+    step = _step(job, ranks, job.slurm.mpi_plugin if ranks > 1 else None, *body)
     return _script(job, "TRT-LLM pytest job", common.exit_capture(step, "Test"))
 
 

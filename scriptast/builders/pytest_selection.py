@@ -1,0 +1,142 @@
+"""What a pytest `test_cmd` selects, as engineers write it: test ids and files relative to
+`tests/integration/defs`, to the repository or absolute, and what cannot be read from the
+command (`-k`, `-m`, `--test-list`, a directory); plus the folder the command must run in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from scriptast.builders.pytest_devices import TestTarget
+from scriptast.builders.shellwords import words
+from scriptast.errors import ResolveError
+
+DEFS = "tests/integration/defs"
+_NARROWING = ("-k", "-m", "--test-list", "--deselect")
+"""Options that choose tests by something other than a path: their selection is not read."""
+_WITH_VALUE = frozenset(
+    [
+        *_NARROWING,
+        "-o", "-p", "-c", "-n", "-W", "--timeout", "--timeout-method", "--rootdir",
+        "--junitxml", "--junit-xml", "--output-dir", "--test-prefix", "--waives-file",
+        "--splits", "--group", "--csv", "--cov", "--cov-report", "--cov-config", "--ignore",
+        "--maxfail", "--durations", "--basetemp", "--confcutdir", "--log-level",
+        "--perf-log-formats", "--tb", "-r", "--import-mode",
+    ]
+)  # fmt: skip
+
+
+class Located(msgspec.Struct, frozen=True):
+    """A selected test file: where it is, and how test_cmd names it (`defs`: relative to
+    tests/integration/defs; `repo`: relative to repo_root; `absolute`)."""
+
+    target: TestTarget
+    path: Path
+    form: str
+
+
+class Selection(msgspec.Struct, frozen=True):
+    """The test files test_cmd names, and what it selects that cannot be read."""
+
+    files: tuple[Located, ...]
+    uninspected: tuple[str, ...]
+    folders: tuple[str, ...]
+
+
+def parse_target(word: str) -> TestTarget | None:
+    """`path.py[::Class][::test[param]]` as a target, else None."""
+    path, _, rest = word.partition("::")
+    if not path.endswith(".py"):
+        return None
+    names = tuple(n for n in rest.split("::") if n) if rest else ()
+    param_id = None
+    if names and "[" in names[-1] and names[-1].endswith("]"):
+        last, _, bracket = names[-1].partition("[")
+        names = (*names[:-1], last)
+        param_id = bracket[:-1]
+    return TestTarget(path, names, param_id)
+
+
+def find_test_target(test_cmd: str) -> TestTarget:
+    """The first word of test_cmd that names a .py file (with an optional ::test id)."""
+    for word in words(test_cmd, "test_cmd"):
+        target = parse_target(word)
+        if target is not None:
+            return target
+    raise ResolveError(f"test_cmd {test_cmd!r} names no test file (a path ending in .py)")
+
+
+def read_selection(test_cmd: str, repo_root: str) -> Selection:
+    """Every test path in test_cmd's pytest arguments, located; what is not read, named."""
+    argv = words(test_cmd, "test_cmd")
+    start = next((i + 1 for i, w in enumerate(argv) if Path(w).name == "pytest"), 0)
+    files: list[Located] = []
+    uninspected: list[str] = []
+    folders: list[str] = []
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        option, equals, _ = word.partition("=")
+        if word.startswith("-"):
+            taken = not equals and option in _WITH_VALUE and index + 1 < len(argv)
+            if option in _NARROWING:
+                shown = word if equals else f"{word} {argv[index + 1]}" if taken else word
+                uninspected.append(shown)
+            index += 2 if taken else 1
+            continue
+        target = parse_target(word)
+        if target is not None:
+            files.append(_locate(repo_root, target))
+        elif _folder(repo_root, word) is not None:
+            uninspected.append(f"the directory {word}")
+            folders.append(word)
+        index += 1
+    return Selection(tuple(files), tuple(uninspected), tuple(folders))
+
+
+def _candidates(repo_root: str, written: str) -> list[tuple[Path, str]]:
+    root = Path(repo_root)
+    raw = Path(written)
+    if raw.is_absolute():
+        return [(raw, "absolute")]
+    return [(root / DEFS / raw, "defs"), (root / raw, "repo")]
+
+
+def _folder(repo_root: str, word: str) -> str | None:
+    for candidate, form in _candidates(repo_root, word.rstrip("/") or "/"):
+        if candidate.is_dir():
+            return form
+    return None
+
+
+def _locate(repo_root: str, target: TestTarget) -> Located:
+    """The test path relative to <repo_root>/tests/integration/defs, to repo_root, or absolute."""
+    candidates = _candidates(repo_root, target.path)
+    for candidate, form in candidates:
+        if candidate.is_file():
+            return Located(target, candidate.resolve(), form)
+    looked = ", ".join(str(c) for c, _ in candidates)
+    raise ResolveError(f"test file {target.path!r} not found (looked at {looked})")
+
+
+def run_folder(selection: Selection, repo_root: str) -> str | None:
+    """Where test_cmd must run for its paths to mean what they say, relative to the project:
+    `tests/integration/defs` for defs-relative paths (and for a selection with no path, as
+    TRT-LLM's CI runs pytest), `""` (the project itself) for repo-relative ones, None when only
+    absolute paths outside defs are named."""
+    forms = {f.form for f in selection.files}
+    forms |= {form for w in selection.folders if (form := _folder(repo_root, w)) is not None}
+    if {"defs", "repo"} <= forms:
+        raise ResolveError(
+            "test_cmd names tests relative to tests/integration/defs and relative to repo_root; "
+            "one folder cannot run both: write them all one way"
+        )
+    if "repo" in forms:
+        return ""
+    if "defs" in forms or not forms:
+        return DEFS
+    defs = (Path(repo_root) / DEFS).resolve()
+    if any(f.path.is_relative_to(defs) for f in selection.files):
+        return DEFS
+    return None
