@@ -42,12 +42,28 @@ REQUEST_FLAGS: tuple[tuple[str, type, str, str], ...] = (
     ("time_limit", str, "Slurm time limit (default 02:00:00).", CLUSTER),
     ("remote_repo_path", str, "The checkout on the cluster (remote_slurm).", CLUSTER),
     ("remote_work_dir", str, "The work directory on the cluster (remote_slurm).", CLUSTER),
+    (
+        "remote_home",
+        str,
+        "The home directory on the cluster (remote_slurm), when slurm_env has no remote_cwd.",
+        CLUSTER,
+    ),
     ("persistent_mode", bool, "Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
     ("device_type", str, "Required GPU type (recorded only).", CLUSTER),
     ("container_image", str, "Image to use instead of the repo's image-tags file.", CONTAINER),
     ("llm_models_root", str, "Models root inside the container (required).", CONTAINER),
-    ("checkpoint_path", str, "Host path of a checkpoint (its parent is mounted).", CONTAINER),
-    ("models_path", str, "Host path of the models directory.", CONTAINER),
+    (
+        "checkpoint_path",
+        str,
+        "Host path of a checkpoint (its parent is mounted); a cluster path for remote_slurm.",
+        CONTAINER,
+    ),
+    (
+        "models_path",
+        str,
+        "Host path of the models directory; a cluster path for remote_slurm.",
+        CONTAINER,
+    ),
     ("install", bool, "Run the pip install step (always off for remote_slurm).", CONTAINER),
 )
 ENV_CHECK_FLAGS: tuple[tuple[str, type, str], ...] = (

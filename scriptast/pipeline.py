@@ -102,6 +102,8 @@ def generate(
             assert job.custom_run_script_local is not None
             files.append(_file(job, posixpath.basename(job.custom_run_script_local), runner))
             extra.append(job.custom_run_script_local)
+            if job.custom_script_local is not None:
+                extra.append(job.custom_script_local)
         else:
             builders = {
                 "pytest": slurm_jobs.build_pytest,
@@ -126,10 +128,9 @@ def generate(
         launch=None
         if perf is None
         else LaunchFacts(
-            container_name=perf.container_name,
-            log_file_pattern=perf.log_file_pattern,
-            destinations=perf.destinations,
+            container_name=perf.container_name, log_file_pattern=perf.log_file_pattern
         ),
+        destinations=perf.destinations if perf is not None else _destinations(job, extra),
     )
     files.append(OutputFile(spec_path, emit_job_spec(spec)))
     return Output(
@@ -169,6 +170,13 @@ def _check_shell_text(job: ResolvedJob) -> None:
             problem = bash_syntax_problem(command.text)
             if problem is not None:
                 raise InputError(f"{field} is not valid bash: {problem}") from None
+
+
+def _destinations(job: ResolvedJob, extra: list[str]) -> dict[str, str]:
+    """remote_slurm: each extra file goes into remote_work_dir under its own name."""
+    if job.log_dir == job.work_dir:
+        return {}
+    return {path: posixpath.join(job.log_dir, posixpath.basename(path)) for path in extra}
 
 
 def _digests(work_dir: str, files: list[OutputFile]) -> dict[str, str]:

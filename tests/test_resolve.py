@@ -328,9 +328,13 @@ def test_unrepresentable_mount_path(bad: str) -> None:
 
 
 def test_remote_home() -> None:
-    assert remote_home("/home/alice/scratch") == "/home/alice"
-    with pytest.raises(ResolveError, match="remote_cwd"):
-        remote_home(None)
+    assert remote_home("/home/alice/scratch", "/home/bob") == (
+        "/home/alice",
+        "parent of slurm_env.remote_cwd",
+    )
+    assert remote_home(None, "/home/bob/") == ("/home/bob", "input remote_home")
+    with pytest.raises(ResolveError, match=r"give slurm_env.remote_cwd .* or --remote-home"):
+        remote_home(None, None)
 
 
 # --- parallelism --------------------------------------------------------------------------

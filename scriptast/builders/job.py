@@ -98,6 +98,7 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     custom_env: tuple[tuple[str, str], ...] = ()
     custom_run_script: str | None = None
     custom_run_script_local: str | None = None
+    custom_script_local: str | None = None
     perf: PerfPlan | None = None
     warnings: tuple[str, ...] = ()
     trail: tuple[TrailEntry, ...] = ()

@@ -19,12 +19,10 @@ PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """What a launch script written by submit.py says, for the fields that describe it, and
-    the cluster path of each file an executor must copy (remote_slurm)."""
+    """What a launch script written by submit.py says, for the fields that describe it."""
 
     container_name: str | None
     log_file_pattern: str
-    destinations: dict[str, str]
 
 
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -64,9 +62,11 @@ def build_job_spec(
     docker_cmd: str | None = None,
     files: dict[str, str] | None = None,
     launch: LaunchFacts | None = None,
+    destinations: dict[str, str] | None = None,
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
-    launch script scriptast did not write (perf_sanity)."""
+    launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
+    each extra file (remote_slurm)."""
     success, failure = PATTERNS[job.category]
     pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
     persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
@@ -83,7 +83,7 @@ def build_job_spec(
         success_patterns=success,
         failure_patterns=failure,
         extra_files=extra_files,
-        extra_file_destinations=launch.destinations if launch else {},
+        extra_file_destinations=destinations or {},
         slurm_params=job.slurm,
         slurm_env=job.slurm_env_raw,
         remote_repo_path=job.project_path if remote else None,

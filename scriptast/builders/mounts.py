@@ -119,11 +119,14 @@ def local_home() -> str:
     return os.environ.get("HOME") or os.path.expanduser("~")
 
 
-def remote_home(remote_cwd: str | None) -> str:
-    """The cluster home: the parent of slurm_env.remote_cwd."""
-    if not remote_cwd or not remote_cwd.startswith("/"):
-        raise ResolveError(
-            "remote_slurm needs slurm_env.remote_cwd (an absolute path on the cluster) "
-            "to find the home directory to mount"
-        )
-    return posixpath.dirname(remote_cwd.rstrip("/")) or "/"
+def remote_home(remote_cwd: str | None, given: str | None) -> tuple[str, str]:
+    """The cluster home and where it came from: the parent of slurm_env.remote_cwd, else the
+    remote_home input."""
+    if remote_cwd and remote_cwd.startswith("/"):
+        return posixpath.dirname(remote_cwd.rstrip("/")) or "/", "parent of slurm_env.remote_cwd"
+    if given:
+        return given.rstrip("/") or "/", "input remote_home"
+    raise ResolveError(
+        "remote_slurm needs the home directory on the cluster to mount: give slurm_env.remote_cwd "
+        "(an absolute path there; its parent is the home) or --remote-home"
+    )

@@ -74,6 +74,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     container_image: str | None = None
     remote_repo_path: str | None = None
     remote_work_dir: str | None = None
+    remote_home: str | None = None
     env_check: EnvCheck | None = None
     install: bool = True
 
@@ -86,10 +87,10 @@ LOCAL_PATH_FIELDS = (
     "custom_script",
     "perf_config_yaml",
     "slurm_env_file",
-    "checkpoint_path",
-    "models_path",
 )
-REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir")
+HOST_PATH_FIELDS = ("checkpoint_path", "models_path")
+"""Paths on the machine that runs the job: this one, or the cluster for remote_slurm."""
+REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir", "remote_home")
 _ENV_CHECK_FIELDS = EnvCheck.__struct_fields__
 
 
@@ -182,13 +183,18 @@ def build_request(
         value = merged.get(name)
         if isinstance(value, str) and value:
             merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
-    for name in REMOTE_PATH_FIELDS:
+    remote = merged.get("execution_scenario") == "remote_slurm"
+    for name in HOST_PATH_FIELDS:
+        value = merged.get(name)
+        if isinstance(value, str) and value and not remote:
+            merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+    for name in (*REMOTE_PATH_FIELDS, *(HOST_PATH_FIELDS if remote else ())):
         value = merged.get(name)
         if isinstance(value, str) and not value.startswith("/"):
             raise InputError(
                 f"{name} {value!r} must be an absolute path on the cluster (it is used verbatim)"
             )
-    for name in (*LOCAL_PATH_FIELDS, *REMOTE_PATH_FIELDS):
+    for name in (*LOCAL_PATH_FIELDS, *HOST_PATH_FIELDS, *REMOTE_PATH_FIELDS):
         _check_path_length(name, merged.get(name))
     try:
         return msgspec.convert(merged, type=Request, strict=False)

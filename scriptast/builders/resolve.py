@@ -170,14 +170,14 @@ def resolve(
         raise ResolveError(f"llm_models_root {request.llm_models_root!r} must be an absolute path")
     trail.add("llm_models_root", request.llm_models_root, "input llm_models_root")
 
-    custom_script = None
-    if request.custom_script:
-        custom_script = request.custom_script
-        if not remote:
-            _require_file(custom_script, "custom_script")
+    custom_script, custom_script_local = _custom_script(request, log_dir)
     env = loaded.env if loaded else None
-    home_dir = remote_home(env.remote_cwd if env else None) if remote else (home or local_home())
-    trail.add("home", home_dir, "parent of slurm_env.remote_cwd" if remote else "$HOME")
+    if remote:
+        home_dir, home_source = remote_home(env.remote_cwd if env else None, request.remote_home)
+    else:
+        home_dir, home_source = home or local_home(), "$HOME"
+    trail.add("home", home_dir, home_source)
+    _check_local_models(request, trail)
     plan = plan_mounts(
         llm_models_root=request.llm_models_root,
         home=home_dir,
@@ -238,6 +238,7 @@ def resolve(
             fields["custom"] = UserCommand(text=request.custom_cmd)
             derived_name = names.from_model_flag(request.custom_cmd, "custom_cmd")
         fields["custom_env"] = parse_custom_env(request.custom_env)
+        fields["custom_script_local"] = custom_script_local
         fields["custom_run_script_local"] = posixpath.join(request.work_dir, RUN_SCRIPT)
         fields["custom_run_script"] = posixpath.join(log_dir, RUN_SCRIPT)
         derived_name = derived_name or "custom"
@@ -412,6 +413,35 @@ def _pytest(
     workdir = None if folder is None else posixpath.join(project, folder).rstrip("/")
     names_of = selection.files[0].target.names if selection.files else ()
     return par, workdir, names.from_test(names_of)
+
+
+def _custom_script(request: Request, log_dir: str) -> tuple[str | None, str | None]:
+    """(the path the job runs, the local file to copy there or None). remote_slurm: a script
+    that exists here travels to remote_work_dir; any other is a path on the cluster."""
+    path = request.custom_script
+    if not path:
+        return None, None
+    if request.execution_scenario is not ExecutionScenario.remote_slurm:
+        return _require_file(path, "custom_script"), None
+    if Path(path).is_file():
+        return posixpath.join(log_dir, posixpath.basename(path)), path
+    return path, None
+
+
+def _check_local_models(request: Request, trail: _Trail) -> None:
+    """A models path on this machine that does not exist: docker cannot mount it; a Slurm
+    node may still have it, so there it is a warning."""
+    if request.execution_scenario is ExecutionScenario.remote_slurm:
+        return
+    for field in ("models_path", "checkpoint_path"):
+        value = getattr(request, field)
+        if not value or Path(value).exists():
+            continue
+        if request.execution_scenario is ExecutionScenario.local_docker:
+            raise ResolveError(f"{field} {value} does not exist; docker cannot mount it")
+        trail.warnings.append(
+            f"{field} {value} does not exist on this machine; the job's nodes must have it"
+        )
 
 
 def _custom_folders(
