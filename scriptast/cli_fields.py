@@ -65,6 +65,18 @@ REQUEST_FLAGS: tuple[tuple[str, type, str, str], ...] = (
         CONTAINER,
     ),
     ("install", bool, "Run the pip install step (always off for remote_slurm).", CONTAINER),
+    (
+        "install_mode",
+        str,
+        "source (pip install -e ., default) or wheel (a prebuilt tensorrt_llm wheel).",
+        CONTAINER,
+    ),
+    (
+        "wheel_path",
+        str,
+        "The wheel for --install-mode wheel (else the first build/tensorrt_llm-*.whl).",
+        CONTAINER,
+    ),
 )
 ENV_CHECK_FLAGS: tuple[tuple[str, type, str], ...] = (
     ("gpus_per_node", int, "env_check.gpus_per_node: GPUs per node of a docker host."),

@@ -13,8 +13,8 @@ from scriptast.slurm_options import (
     FLAG_OPTIONS,
     INT_OPTIONS,
     PYXIS_OPTIONS,
-    SBATCH_OPTIONS,
-    SRUN_OPTIONS,
+    SBATCH_OPTIONS_ANY,
+    SRUN_OPTIONS_ANY,
     check_gres,
     check_mpi_plugin,
     check_positive,
@@ -109,7 +109,7 @@ class SbatchDirective(Node, frozen=True, kw_only=True, tag="sbatch"):
     value: str | int | None = None
 
     def __post_init__(self) -> None:
-        if self.option not in SBATCH_OPTIONS:
+        if self.option not in SBATCH_OPTIONS_ANY:
             raise ModelError(f"--{self.option} is not an sbatch option")
         if isinstance(self.value, str) and "hetjob" in self.value:
             raise ModelError(f"#SBATCH --{self.option} value must not contain 'hetjob'")
@@ -123,7 +123,7 @@ class SrunOption(Node, frozen=True, kw_only=True, tag="srun_option"):
     value: str | int | None = None
 
     def __post_init__(self) -> None:
-        if self.name not in SRUN_OPTIONS or self.name in PYXIS_OPTIONS:
+        if self.name not in SRUN_OPTIONS_ANY or self.name in PYXIS_OPTIONS:
             raise ModelError(
                 f"--{self.name} is not an srun option here"
                 + (" (use the step's container)" if self.name in PYXIS_OPTIONS else "")

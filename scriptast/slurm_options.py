@@ -1,4 +1,6 @@
-"""The option names sbatch, srun and pyxis accept (Slurm 22.05), and the value checks they share."""
+"""The option names sbatch, srun and pyxis accept (Slurm 22.05, what the emitter writes), the
+options later releases added (with the release that added each, for reading scripts written for
+newer clusters), and the value checks they share."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ COMMON_OPTIONS = frozenset(
     [
         "account",
         "acctg-freq",
-        "batch",
         "bb",
         "bbf",
         "begin",
@@ -35,7 +36,6 @@ COMMON_OPTIONS = frozenset(
         "exclusive",
         "export",
         "extra-node-info",
-        "get-user-env",
         "gid",
         "gpu-bind",
         "gpu-freq",
@@ -49,7 +49,6 @@ COMMON_OPTIONS = frozenset(
         "hold",
         "input",
         "job-name",
-        "kill-on-invalid-dep",
         "licenses",
         "mail-type",
         "mail-user",
@@ -76,6 +75,7 @@ COMMON_OPTIONS = frozenset(
         "oversubscribe",
         "partition",
         "power",
+        "prefer",
         "priority",
         "profile",
         "propagate",
@@ -101,6 +101,9 @@ COMMON_OPTIONS = frozenset(
 SBATCH_ONLY = frozenset(
     [
         "array",
+        "batch",
+        "get-user-env",
+        "kill-on-invalid-dep",
         "export-file",
         "ignore-pbs",
         "no-requeue",
@@ -160,6 +163,23 @@ PYXIS_OPTIONS = frozenset(
 )
 SBATCH_OPTIONS = COMMON_OPTIONS | SBATCH_ONLY | PYXIS_OPTIONS
 SRUN_OPTIONS = COMMON_OPTIONS | SRUN_ONLY | PYXIS_OPTIONS
+BASE_RELEASE = "22.05"
+"""The release whose options SBATCH_OPTIONS and SRUN_OPTIONS hold (checked against its sbatch and
+srun in the test suite)."""
+ADDED_LATER: dict[str, str] = {
+    "tres-per-task": "23.02",  # Slurm 23.02 changelog: "Add --tres-per-task to salloc/sbatch/srun"
+    "segment": "24.05",  # 24.05: "Add --segment to job allocation to be used in topology/block"
+    "oom-kill-step": "24.11",  # 24.11: TaskPluginParam=OOMKillStep and the job's oom_kill_step
+}
+"""Options of sbatch and srun (both) added after BASE_RELEASE, and the release that added each."""
+SBATCH_OPTIONS_ANY = SBATCH_OPTIONS | frozenset(ADDED_LATER)
+SRUN_OPTIONS_ANY = SRUN_OPTIONS | frozenset(ADDED_LATER)
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """`23.02` -> (23, 2), `22.05.8` -> (22, 5, 8), for comparing releases."""
+    return tuple(int(part) for part in release.split(".") if part.isdigit())
+
 
 INT_OPTIONS = frozenset(
     {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "ntasks-per-gpu", "mincpus"}

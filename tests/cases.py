@@ -119,6 +119,11 @@ CASES: dict[str, dict[str, Any]] = {
         "workflow_type": "bench",
         "bench_cmd": f"{PREPARE} && {RUN} --tp 2",
     },
+    "bench_wheel_install": {
+        "workflow_type": "bench",
+        "bench_cmd": RUN,
+        "install_mode": "wheel",
+    },
     "bench_remote_slurm_aarch64": {
         "workflow_type": "bench",
         "partition": "arm",

@@ -104,7 +104,7 @@ def test_pytest_script_shape(site: Site) -> None:
         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]'\\''"
         in text
     )
-    assert text.index("pip install -e .") < text.index("nvidia-smi")
+    assert text.index("pip install --retries 10 -e .") < text.index("nvidia-smi")
     assert text.rstrip().endswith('exit "${rc}"')
 
 
@@ -175,7 +175,7 @@ def test_eval_always_under_mpi(site: Site) -> None:
     one = _main(run_case(site, "eval_tp1_local_slurm"))
     assert "--mpi=pmix_v4" in one and "trtllm-llmapi-launch" not in one
     assert "export LLM_MODELS_ROOT=/models" in one
-    assert "pip install -r examples/trtllm-eval/requirements.txt" in one
+    assert "pip install --retries 10 -r examples/trtllm-eval/requirements.txt" in one
     two = _main(run_case(site, "eval_tp2_hf_resolved"))
     assert (
         "trtllm-llmapi-launch trtllm-eval --model /models/meta-llama/Llama-3.1-8B-Instruct" in two

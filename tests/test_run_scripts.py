@@ -52,8 +52,8 @@ def test_pytest_job(site: Site, shims: Shims) -> None:
     result = run(output, shims)
     assert result.returncode == 0, result.stderr
     assert [r["argv"] for r in shims.records("pip")] == [
-        ["install", "-e", "."],
-        ["install", "-r", "requirements-dev.txt"],
+        ["install", "--retries", "10", "-e", "."],
+        ["install", "--retries", "10", "-r", "requirements-dev.txt"],
     ]
     assert len(shims.records("nvidia-smi")) == 1
     (test,) = shims.records("pytest")

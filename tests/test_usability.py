@@ -203,7 +203,7 @@ def _expected_docker_words() -> list[str]:
 def test_docker_command_for_bash_runs_as_the_file_does() -> None:
     words = _expected_docker_words()
     assert words[:3] == ["run", "--rm", "--net=host"] and words[-3:-1] == ["bash", "-c"]
-    assert "pip install -e ." in words[-1]
+    assert "pip install --retries 10 -e ." in words[-1]
 
 
 @pytest.mark.skipif(

@@ -21,8 +21,9 @@ from scriptast.statements import (
     ShellStatement,
     Unset,
     cmd,
+    to_stderr,
 )
-from scriptast.words import Lit, Param, concat
+from scriptast.words import Lit, Param, RawShell, concat
 
 MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
 """Variable-name prefixes of the MPI/PMI/PMIx and Slurm step environment (`PMI` covers `PMIX`)."""
@@ -84,16 +85,48 @@ def _container(
     return PyxisContainer(image=image, name=name, mounts=mounts, workdir=workdir)
 
 
-def install_commands(job: ResolvedJob, eval_requirements: bool) -> tuple[Command, ...]:
-    """`cd <project>`, `pip install -e .`, the dev (and eval) requirements."""
-    found = [
-        cmd("cd", job.project_path),
-        cmd("pip", "install", "-e", "."),
-        cmd("pip", "install", "-r", "requirements-dev.txt"),
-    ]
+PIP = ("pip", "install", "--retries", "10")
+WHEEL_GLOB = "build/tensorrt_llm-*.whl"
+
+
+def install_commands(job: ResolvedJob, eval_requirements: bool) -> tuple[ShellStatement, ...]:
+    """`cd <project>`, TensorRT-LLM from source (`pip install -e .`) or from a wheel (the
+    given one, else the first build/tensorrt_llm-*.whl), then the dev (and eval) requirements,
+    as TRT-LLM's own slurm_install.sh installs them."""
+    found: list[ShellStatement] = [cmd("cd", job.project_path)]
+    request = job.request
+    if request.install_mode == "source":
+        found.append(cmd(*PIP, "-e", "."))
+    elif request.wheel_path:
+        folder = posixpath.dirname(request.wheel_path) or "."
+        found.append(cmd(*PIP, f"--find-links={folder}", request.wheel_path))
+    else:
+        found += _found_wheel(job.project_path)
+    found.append(cmd(*PIP, "-r", "requirements-dev.txt"))
     if eval_requirements:
-        found.append(cmd("pip", "install", "-r", "examples/trtllm-eval/requirements.txt"))
+        found.append(cmd(*PIP, "-r", "examples/trtllm-eval/requirements.txt"))
     return tuple(found)
+
+
+def _found_wheel(project: str) -> tuple[ShellStatement, ...]:
+    """`wheel=<the first build/tensorrt_llm-*.whl>` (the glob expands sorted), an error when
+    there is none, then the install."""
+    wheel = Param(name="wheel")
+    found = Param(name="found")
+    message = f"error: no {WHEEL_GLOB} in {project}: build the wheel first, or give --wheel-path"
+    first = If(
+        condition=AndOr(op="&&", left=cmd("[", "-z", wheel, "]"), right=cmd("[", "-f", found, "]")),
+        then=(Assign(name="wheel", value=found),),
+    )
+    return (
+        Assign(name="wheel", value=Lit(value="")),
+        For(var="found", items=(RawShell(text=WHEEL_GLOB),), body=(first,)),
+        If(
+            condition=cmd("[", "-z", wheel, "]"),
+            then=(cmd("echo", message, redirects=(to_stderr(),)), cmd("exit", "1")),
+        ),
+        cmd(*PIP, "--find-links=build", wheel),
+    )
 
 
 def install_step(job: ResolvedJob) -> tuple[Statement, ...]:

@@ -12,6 +12,11 @@ NAME_MAX = 255
 _SAFE_COMPONENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 
 
+def is_safe_component(name: str) -> bool:
+    """True when `name` is one plain file-name component (see check_component)."""
+    return bool(_SAFE_COMPONENT.match(name)) and len(name.encode("utf-8")) <= NAME_MAX
+
+
 def check_component(name: str, what: str, *, reserve: int = 0) -> str:
     """`name` if it is one plain file-name component (no `/`, no leading `.` or `-`, not `..`,
     at most NAME_MAX - `reserve` bytes), else InputError naming `what`."""

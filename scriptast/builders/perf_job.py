@@ -45,6 +45,8 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
     test_name: str | None = None
     benchmark_mode: str | None = None
     draft_launch_sh: str | None = None
+    install_mode: str = "source"
+    wheel_path: str | None = None
 
 
 class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
@@ -175,6 +177,8 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         test_name=test_name,
         benchmark_mode=benchmark_mode,
         draft_launch_sh=draft,
+        install_mode=job.request.install_mode,
+        wheel_path=job.request.wheel_path,
     )
     return SubmitPlan(submit=submit, copy=copy)
 

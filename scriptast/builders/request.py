@@ -6,7 +6,7 @@ import json
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -77,6 +77,8 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     remote_home: str | None = None
     env_check: EnvCheck | None = None
     install: bool = True
+    install_mode: Literal["source", "wheel"] = "source"
+    wheel_path: str | None = None
 
 
 REQUEST_FIELDS: tuple[str, ...] = Request.__struct_fields__

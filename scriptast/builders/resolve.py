@@ -8,7 +8,8 @@ from pathlib import Path
 from scriptast.builders import model_name as names
 from scriptast.builders import slurm_params
 from scriptast.builders.arch import resolve_arch
-from scriptast.builders.file_names import check_component
+from scriptast.builders.common import WHEEL_GLOB
+from scriptast.builders.file_names import check_component, is_safe_component
 from scriptast.builders.image import resolve_image
 from scriptast.builders.job import (
     SUFFIXES,
@@ -126,6 +127,11 @@ def resolve(
     if category == "perf_sanity" and not is_slurm:
         raise ResolveError("perf_sanity (benchmark) jobs need Slurm: local_docker is not supported")
 
+    if not Path(request.repo_root).is_dir():
+        raise ResolveError(
+            f"repo_root {request.repo_root} is not a directory: give the TensorRT-LLM checkout "
+            "on this machine (--repo-root)"
+        )
     loaded: LoadedSlurmEnv | None = None
     partition: Partition | None = None
     if is_slurm:
@@ -212,6 +218,13 @@ def resolve(
     elif workflow is WorkflowType.eval:
         assert request.eval_cmd is not None
         par, per_node = eval_parallelism(request.eval_cmd, per_node)
+        if par.multi_node_eval and not is_slurm:
+            raise ResolveError(
+                f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
+                f"{per_node.value if per_node else '?'}), but local_docker runs on this one "
+                "machine and trtllm-eval is single-node; run it on Slurm (local_slurm or "
+                "remote_slurm), where it goes through the perf-sanity path"
+            )
         if par.multi_node_eval:
             perf = _eval_fallback(request, par, per_node, trail)
             category = "perf_sanity"
@@ -222,6 +235,13 @@ def resolve(
     elif workflow is WorkflowType.bench:
         assert request.bench_cmd is not None
         par = bench_parallelism(request.bench_cmd, per_node)
+        if par.ep.value > 1 and par.tp.value % par.ep.value:
+            trail.warnings.append(
+                f"bench_cmd asks for --ep {par.ep.value} with --tp {par.tp.value}: TRT-LLM "
+                "splits the tensor-parallel ranks into expert-parallel groups (ep must divide "
+                f"tp), so the job gets {par.world_size} GPU(s) and trtllm-bench will refuse "
+                f"it; did you mean --tp {par.ep.value} --ep {par.ep.value}?"
+            )
         prepare, run = split_bench(request.bench_cmd)
         fields["bench_prepare"] = user_command(prepare, "bench_cmd") if prepare else None
         fields["bench_run"] = user_command(run, "bench_cmd")
@@ -261,13 +281,20 @@ def resolve(
     )
 
     if request.model_name:
-        model = names.normalize_model_name(request.model_name)
-        if not model:
-            raise ResolveError(
-                f"model_name {request.model_name!r} has no letter or digit, so it names no file: "
-                "give a --model-name such as llama_3_1_8b"
+        model = request.model_name
+        source = "input model_name"
+        if not is_safe_component(model):
+            model = names.normalize_model_name(request.model_name)
+            if not model:
+                raise ResolveError(
+                    f"model_name {request.model_name!r} has no letter or digit, so it names no "
+                    "file: give a --model-name such as llama_3_1_8b"
+                )
+            source = f"input model_name {request.model_name!r}, made a safe file name"
+            trail.warnings.append(
+                f"model_name {request.model_name!r} is not a safe file name; {model!r} is used"
             )
-        trail.add("model_name", model, "input model_name")
+        trail.add("model_name", model, source)
     else:
         model = derived_name or workflow.value
         trail.add(
@@ -322,6 +349,12 @@ def resolve(
             "input" if request.persistent_mode is not None else "default",
         )
     install = request.install and not remote
+    if request.wheel_path and request.install_mode != "wheel":
+        raise ResolveError("wheel_path is used by --install-mode wheel; add --install-mode wheel")
+    if install:
+        how = request.wheel_path or f"the first {WHEEL_GLOB}"
+        shown = f"wheel ({how})" if request.install_mode == "wheel" else "source (pip install -e .)"
+        trail.add("install_mode", shown, "input" if request.install_mode != "source" else "default")
     trail.add(
         "install",
         install,

@@ -35,6 +35,13 @@ class Pmix(msgspec.Struct, frozen=True, kw_only=True):
     preferred: str | None = None
 
 
+class Probe(msgspec.Struct, frozen=True, kw_only=True):
+    """Where slurm_env.json was probed: the host and the Slurm release it runs."""
+
+    host: str | None = None
+    slurm_version: str | None = None
+
+
 class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     """The seed's slurm_env schema. Unknown keys are allowed; the raw object keeps them."""
 
@@ -47,6 +54,7 @@ class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     errors: tuple[str, ...] = ()
     mounts: tuple[str, ...] | None = None
     remote_cwd: str | None = None
+    probe: Probe | None = None
 
     def partition(self, name: str) -> Partition | None:
         """The partition called `name`, if any."""

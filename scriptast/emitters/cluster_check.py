@@ -8,6 +8,7 @@ from scriptast.builders.slurm_params import gres_gpus
 from scriptast.builders.suggest import did_you_mean
 from scriptast.emitters.lint import Finding, Report
 from scriptast.errors import ModelError
+from scriptast.slurm_options import ADDED_LATER, release_key
 from scriptast.slurm_time import parse_time_limit
 
 
@@ -64,6 +65,7 @@ def check_against(report: Report, env: SlurmEnv, context: str) -> list[Finding]:
                         f"{partition.name!r} MaxTime {partition.time_limit}",
                     )
                 )
+    found += _newer_options(report, env, context)
     available = env.pmix.available
     for step in report.srun_steps:
         if step.mpi and available and step.mpi not in available and step.mpi != "none":
@@ -72,5 +74,22 @@ def check_against(report: Report, env: SlurmEnv, context: str) -> list[Finding]:
                     f"{context}: srun",
                     f"--mpi={step.mpi} is not available (cluster offers: {', '.join(available)})",
                 )
+            )
+    return found
+
+
+def _newer_options(report: Report, env: SlurmEnv, context: str) -> list[Finding]:
+    """Options the cluster's Slurm release predates (slurm_env.probe.slurm_version)."""
+    version = env.probe.slurm_version if env.probe else None
+    if not version or not release_key(version):
+        return []
+    used = [(f"{context}:{d.line}", d.name) for d in report.directives]
+    used += [(f"{context}: srun", o.name) for s in report.srun_steps for o in s.extra]
+    found = []
+    for where, name in used:
+        added = ADDED_LATER.get(name)
+        if added and release_key(version) < release_key(added):
+            found.append(
+                Finding(where, f"--{name} needs Slurm {added} or later; the cluster runs {version}")
             )
     return found

@@ -9,7 +9,7 @@ from scriptast.emitters.readback import literal_value, read_word, sbatch_tokens
 from scriptast.emitters.srun_argv import parse_srun
 from scriptast.errors import ScriptastError, VerifyError
 from scriptast.slurm import SrunStep
-from scriptast.slurm_options import SBATCH_OPTIONS
+from scriptast.slurm_options import SBATCH_OPTIONS_ANY
 from scriptast.words import literal_text
 
 
@@ -176,6 +176,6 @@ def _directive(token: str, line: int, context: str, findings: list[Finding]) -> 
     if not token.startswith("--"):
         return Directive(line, "", token)
     name, equals, value = token[2:].partition("=")
-    if name not in SBATCH_OPTIONS:
+    if name not in SBATCH_OPTIONS_ANY:
         findings.append(Finding(f"{context}:{line}", f"--{name} is not an sbatch option"))
     return Directive(line, name, value if equals else None)

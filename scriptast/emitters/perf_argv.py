@@ -9,7 +9,7 @@ from scriptast.errors import UnsupportedError
 
 def submit_argv(submit: PerfSubmit) -> list[str]:
     """`python3 submit.py <--test-list X | --config-file C [--test-name T]> --partition ...`
-    (`--draft-launch-sh` last, for remote jobs)."""
+    (`--draft-launch-sh` for remote jobs and `--install-mode`/`--wheel-path` last)."""
     argv = [submit.python, submit.submit_py]
     if submit.config_file:
         argv += ["--config-file", submit.config_file]
@@ -33,6 +33,10 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
     ]  # fmt: skip
     if submit.draft_launch_sh:
         argv += ["--draft-launch-sh", submit.draft_launch_sh]
+    if submit.install_mode != "source":
+        argv += ["--install-mode", submit.install_mode]
+        if submit.wheel_path:
+            argv += ["--wheel-path", submit.wheel_path]
     for flag, value in zip(argv[2::2], argv[3::2], strict=True):
         if value.startswith("-"):
             # argparse would read the value as an option of its own

@@ -6,7 +6,7 @@ from typing import Any
 
 from scriptast.errors import ModelError, VerifyError
 from scriptast.slurm import Mount, PyxisContainer, SrunOption, SrunStep
-from scriptast.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS
+from scriptast.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS_ANY
 from scriptast.words import Lit
 
 _SHORT: dict[str, tuple[str, bool | None]] = {
@@ -66,7 +66,7 @@ def parse_srun(argv: list[str]) -> SrunStep:
             if not word.startswith("--"):
                 raise VerifyError(f"srun option {word!r} is not one scriptast reads back")
             name, equals, inline = word[2:].partition("=")
-            if name not in SRUN_OPTIONS:
+            if name not in SRUN_OPTIONS_ANY:
                 raise VerifyError(f"--{name} is not an srun or pyxis option")
             value: str | None = inline if equals else None
             if value is None and name not in _VALUE_FREE and name != "exclusive":

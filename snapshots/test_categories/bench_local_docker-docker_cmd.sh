@@ -19,8 +19,8 @@ docker run \
     urm.nvidia.com/sw-tensorrt-docker/tensorrt-llm:pytorch-25.10-py3-x86_64-ubuntu24.04-trt10.13.3.9-skip-tritondevel-202511011200-8000 \
     bash -c "set -euo pipefail
 cd /home/alice/TensorRT-LLM
-pip install -e .
-pip install -r requirements-dev.txt
+pip install --retries 10 -e .
+pip install --retries 10 -r requirements-dev.txt
 python3 -c 'import tensorrt_llm'
 trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct prepare-dataset --output /tmp/dataset.json token-norm-dist --num-requests 64 --input-mean 128 --output-mean 128 --input-stdev 0 --output-stdev 0
 trtllm-bench --model meta-llama/Llama-3.1-8B-Instruct throughput --dataset /tmp/dataset.json --tp 2"

@@ -19,8 +19,8 @@ docker run \
     urm.nvidia.com/sw-tensorrt-docker/tensorrt-llm:pytorch-25.10-py3-x86_64-ubuntu24.04-trt10.13.3.9-skip-tritondevel-202511011200-8000 \
     bash -c "set -euo pipefail
 cd /home/alice/TensorRT-LLM
-pip install -e .
-pip install -r requirements-dev.txt
-pip install -r examples/trtllm-eval/requirements.txt
+pip install --retries 10 -e .
+pip install --retries 10 -r requirements-dev.txt
+pip install --retries 10 -r examples/trtllm-eval/requirements.txt
 python3 -c 'import tensorrt_llm'
 trtllm-eval --model /models/meta-llama/Llama-3.1-8B-Instruct gsm8k"
