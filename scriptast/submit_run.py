@@ -15,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 
 import msgspec
@@ -22,9 +23,10 @@ import msgspec
 from scriptast.builders.slurm_env import SlurmEnv
 from scriptast.emitters.quote import bash_word
 from scriptast.errors import ResolveError
-from scriptast.write import interrupted, work_dir_held
+from scriptast.write import Pending, interrupted, work_dir_held
 
 SUBMIT_SECONDS = 300
+_POLL_SECONDS = 0.05
 
 
 class Taken(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,7 +73,7 @@ def run_submit(
         for item in staged:
             with open(item.path, "w", encoding="utf-8") as stream:
                 stream.write(item.text)
-        result = _run(argv, cwd, shim_dir, extra_env)
+        result = _run(argv, cwd, shim_dir, extra_env, pending)
         interrupted(pending, work_dir)
         if result.returncode != 0:
             raise ResolveError(
@@ -85,26 +87,47 @@ def run_submit(
 
 
 def _run(
-    argv: Sequence[str], cwd: str, shim_dir: str, extra_env: dict[str, str]
+    argv: Sequence[str],
+    cwd: str,
+    shim_dir: str,
+    extra_env: dict[str, str],
+    pending: Pending,
 ) -> subprocess.CompletedProcess[str]:
+    """Run submit.py; a SIGINT or SIGTERM noted meanwhile stops it at once (the caller then
+    puts the disk back and reports the signal)."""
     env = dict(os.environ)
     env["PATH"] = shim_dir + os.pathsep + env.get("PATH", os.defpath)
     env.pop("SLURM_CLUSTER_NAME", None)
     env.update(extra_env)
     try:
-        return subprocess.run(
+        child = subprocess.Popen(
             list(argv),
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
             cwd=cwd,
             env=env,
-            timeout=SUBMIT_SECONDS,
         )
-    except subprocess.TimeoutExpired:
-        raise ResolveError(f"submit.py did not finish within {SUBMIT_SECONDS} s") from None
     except OSError as error:
         raise ResolveError(f"cannot run submit.py ({argv[0]}): {error.strerror}") from None
+    deadline = time.monotonic() + SUBMIT_SECONDS
+    with child:
+        while True:
+            try:
+                stdout, stderr = child.communicate(timeout=_POLL_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                if pending() is None and time.monotonic() < deadline:
+                    continue
+                child.kill()
+                child.communicate()
+                if pending() is None:
+                    raise ResolveError(
+                        f"submit.py did not finish within {SUBMIT_SECONDS} s"
+                    ) from None
+                return subprocess.CompletedProcess(list(argv), -9, "", "")
+    return subprocess.CompletedProcess(list(argv), child.returncode, stdout, stderr)
 
 
 def _last_line(result: subprocess.CompletedProcess[str]) -> str:

@@ -81,7 +81,7 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
 
 
 @contextlib.contextmanager
-def work_dir_held(work_dir: str) -> Iterator[_Pending]:
+def work_dir_held(work_dir: str) -> Iterator[Pending]:
     """work_dir created if missing, locked against other emits, SIGINT/SIGTERM only noted, for
     a step that must change it and put it back (submit.py's run); yields the check for a noted
     signal. Folders it created are removed on the way out when they are empty again."""
@@ -93,7 +93,7 @@ def work_dir_held(work_dir: str) -> Iterator[_Pending]:
         _remove_dirs(created)
 
 
-def interrupted(pending: _Pending, work_dir: str) -> None:
+def interrupted(pending: Pending, work_dir: str) -> None:
     """Raise Interrupted when a held signal arrived."""
     signum = pending()
     if signum is not None:
@@ -134,7 +134,7 @@ def _remove_dirs(created: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[_Pending]:
+def _signals_held() -> Iterator[Pending]:
     """Hold SIGINT and SIGTERM while writing (their handlers only note them); yield a check
     for one that arrived. Handlers, not a signal mask: a process-directed signal goes to any
     thread that does not block it. Outside the main thread nothing can be held."""
@@ -157,12 +157,14 @@ def _signals_held() -> Iterator[_Pending]:
             signal.signal(held, handler)
 
 
-class _Pending(Protocol):
+class Pending(Protocol):
+    """The check for a SIGINT/SIGTERM noted while held: its number, or None."""
+
     def __call__(self) -> int | None: ...
 
 
 @contextlib.contextmanager
-def _locked(work_dir: str, pending: _Pending) -> Iterator[None]:
+def _locked(work_dir: str, pending: Pending) -> Iterator[None]:
     """An exclusive flock on work_dir (a lock file where the directory cannot be locked),
     waited for at most LOCK_SECONDS; a signal while waiting gives up with nothing written."""
     import fcntl

@@ -16,6 +16,7 @@ from scriptast.builders.request import build_request
 from scriptast.errors import ResolveError
 from scriptast.launch_readback import LaunchError, read_launch_script
 from scriptast.pipeline import Output, generate, write_outputs
+from tests.cases import CASES
 from tests.site import Site
 from tests.test_categories import run_case, site_fields
 from tests.test_cli import console_script
@@ -313,3 +314,46 @@ def test_launch_reader_refuses_a_script_without_counts() -> None:
         read_launch_script(LAUNCH.replace("#SBATCH --nodes=3\n", ""))
     with pytest.raises(LaunchError, match="--ntasks=x, not a count"):
         read_launch_script(LAUNCH.replace("--ntasks=12", "--ntasks=x"))
+
+
+def test_a_failing_remote_job_leaves_no_cluster_path(site: Site) -> None:
+    fields = {**CASES["perf_sanity_remote_slurm"], "perf_test_name": "no_such"}
+    with pytest.raises(ResolveError, match="Server config not found for test_name: no_such"):
+        _generate(site, **fields)
+    assert not (site.root / "lustre").exists()
+    assert not site.work("job").exists()
+
+
+def test_sigterm_while_submit_py_runs_puts_everything_back(site: Site, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    submit = site.repo / "jenkins/scripts/perf/local/submit.py"
+    real = submit.read_text()
+    # the stand-in stalls after writing test_list.txt; the emit must stop it, not wait for it
+    submit.write_text(
+        real.replace(
+            '    prefix = args.test_prefix or f"{llm_src}/tests/integration/defs"',
+            "    import time; time.sleep(600)\n"
+            '    prefix = args.test_prefix or f"{llm_src}/tests/integration/defs"',
+        )
+    )
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(site_fields(site, CASES["perf_sanity_remote_slurm"])))
+    process = subprocess.Popen(
+        [console_script(), "emit", "--request", str(request)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    written = site.root / "lustre/alice/work_dirs/case/test_list.txt"
+    deadline = time.monotonic() + 60
+    while not written.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert written.exists(), "submit.py never got to write test_list.txt"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert stderr.splitlines()[-1].startswith("error: interrupted by SIGTERM")
+    assert not (site.root / "lustre").exists()
+    assert not site.work("job").exists()
