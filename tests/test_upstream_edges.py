@@ -10,17 +10,10 @@ import pytest
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.resolve import resolve
 from scriptast.errors import ResolveError
+from tests.cases import DOCKER
 from tests.site import Site
 from tests.test_categories import site_fields
 from tests.test_perf_sanity import AGGR, _flags, _generate
-
-DOCKER = {
-    "execution_scenario": "local_docker",
-    "slurm_env_file": None,
-    "partition": None,
-    "account": None,
-    "env_check": {"gpus_per_node": 8},
-}
 
 
 def _job(site: Site, **fields: Any) -> ResolvedJob:

@@ -34,13 +34,6 @@ class Need(msgspec.Struct, frozen=True):
     source: str
 
 
-class Devices(msgspec.Struct, frozen=True):
-    """The GPU count found, and where."""
-
-    count: int
-    source: str
-
-
 class Needs(msgspec.Struct, frozen=True):
     """The largest GPU and MPI-rank needs over every selected test (None: no mark says)."""
 
@@ -236,7 +229,6 @@ def _largest(needs: list[Need]) -> Need | None:
     return max(needs, key=lambda need: need.count) if needs else None
 
 
-def inspect_devices(file: Path, target: TestTarget) -> Devices | None:
+def inspect_devices(file: Path, target: TestTarget) -> Need | None:
     """The GPU count of the target's tests (the largest), and which mark decided it."""
-    found = read_needs(file, target).devices
-    return Devices(found.count, found.source) if found else None
+    return read_needs(file, target).devices
