@@ -110,6 +110,9 @@ def test_probe_slurm_end_to_end(cluster: Cluster, tmp_path: Path) -> None:
 def test_case_runs_under_slurm(
     cluster_site: Site, cluster: Cluster, tmp_path: Path, name: str
 ) -> None:
+    if name == "bench_wheel_install":
+        (cluster_site.repo / "build").mkdir()
+        (cluster_site.repo / "build/tensorrt_llm-1.2.0-cp312-linux_x86_64.whl").write_text("")
     output = emit_for_cluster(cluster_site, name)
     shims = Shims(tmp_path / "shims")
     state, job_id = submit(cluster, shims, output.main_script)
@@ -128,10 +131,18 @@ def test_case_runs_under_slurm(
     expected_steps = (1 if job.install else 0) + (2 if job.bench_prepare else 1)
     assert len({s["step"] for s in steps}) == expected_steps
     for record in shims.records():
-        if job.category in ("pytest", "custom") or (
-            job.category == "bench" and job.world_size == 1
+        if job.category == "custom" or (
+            job.category in ("bench", "pytest") and job.world_size == 1
         ):
             assert not any(k.startswith(("PMI", "OMPI")) for k in record["env"]), record
+    if name == "pytest_mpi_world_size":
+        tests = shims.records("pytest")
+        assert sorted(t["env"]["PMIX_RANK"] for t in tests) == ["0", "1", "2", "3"]
+        assert len(shims.records("trtllm-llmapi-launch")) == 4
+    if name == "bench_wheel_install":
+        assert shims.records("pip")[0]["argv"][-1] == (
+            "build/tensorrt_llm-1.2.0-cp312-linux_x86_64.whl"
+        )
     if name == "bench_tp2_prepare":
         prepare, *ranks = shims.records("trtllm-bench")
         assert "prepare-dataset" in prepare["argv"] and not any(
