@@ -68,9 +68,14 @@ def test_cached_bashlex_tables_equal_freshly_built_ones(tmp_path: Path) -> None:
         "p = b.parser.yaccparser\n"
         'text = "for a in x; do if [ \\"$a\\" != y ]; then echo \'q\'\\"$a\\"; fi; done"\n'
         "print(json.dumps([{str(k): dict(v) for k, v in p.action.items()}, "
-        "{str(k): dict(v) for k, v in p.goto.items()}, b.parse(text)[0].dump()]))\n"
+        "{str(k): dict(v) for k, v in p.goto.items()}, b.parse(text)[0].dump()], sort_keys=True))\n"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    # a bashlex whose grammar the shipped tables do not match: they are built and cached
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path),
+        "SCRIPTAST_BASHLEX_TABLES": str(tmp_path / "none.json"),
+    }
 
     def run(extra: dict[str, str]) -> str:
         result = subprocess.run(
@@ -104,10 +109,51 @@ def test_a_stale_cache_is_ignored(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        env={
+            **os.environ,
+            "XDG_CACHE_HOME": str(tmp_path),
+            "SCRIPTAST_BASHLEX_TABLES": str(tmp_path / "none.json"),
+        },
     )
     assert result.stdout.strip() == "1"
     assert cached_tables(folder / f"bashlex-tables-{tag}.json")["key"] != "stale"
+
+
+def test_shipped_tables_equal_a_fresh_build(tmp_path: Path) -> None:
+    from scriptast.emitters.bashlex_loader import shipped_path
+
+    code = (
+        "import sys\n"
+        "from scriptast.emitters.bashlex_loader import build_fresh\n"
+        "sys.stdout.buffer.write(build_fresh())"
+    )
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+    assert fresh == shipped_path().read_bytes(), (
+        "bashlex's grammar changed: run python -m scriptast.emitters.bashlex_loader"
+    )
+
+
+def test_first_emit_after_install_writes_nothing_into_the_user_cache(tmp_path: Path) -> None:
+    from tests.test_cli import console_script
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [
+            console_script(),
+            "emit",
+            "--request",
+            str(root / "examples/bench_local_slurm.json"),
+            "--stdout",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("#!/bin/bash")
+    assert not (tmp_path / "cache").exists() and not (tmp_path / ".cache").exists()
 
 
 def cached_tables(path: Path) -> dict[str, Any]:
@@ -141,7 +187,11 @@ def test_a_corrupt_cache_that_is_valid_json_is_rebuilt(tmp_path: Path) -> None:
         "from scriptast.emitters.bashlex_loader import import_bashlex\n"
         "print(import_bashlex().parse('for a in x; do echo \"$a\" >&2; done')[0].dump())"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(tmp_path),
+        "SCRIPTAST_BASHLEX_TABLES": str(tmp_path / "none.json"),
+    }
 
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

@@ -1,11 +1,12 @@
 """Import bashlex without rebuilding its LALR tables in every process.
 
 bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
-`LRTable(grammar)` (~140 ms). This loader computes the tables once, stores them as JSON in the
-user's cache folder (keyed by the grammar's productions and precedence, which are all the tables
-depend on, and by the Python version), and on later imports hands yacc a table object holding the
-cached action/goto maps.
-The grammar itself is still built by bashlex; a cache that does not match it is ignored.
+`LRTable(grammar)` (~140 ms). The tables depend only on the grammar's productions and
+precedence, so they ship with the package (`scriptast/bashlex_tables.json`, written by
+`python -m scriptast.emitters.bashlex_loader`, checked by a test to equal a fresh build); on
+import yacc gets a table object holding those action/goto maps. When the installed bashlex has
+another grammar, the tables are built once and kept in the user's cache folder instead.
+The grammar itself is still built by bashlex; tables that do not match it are ignored.
 Set SCRIPTAST_BASHLEX_CACHE=0 to import bashlex the plain way.
 """
 
@@ -24,9 +25,18 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     import importlib.abc
 
-_cached: dict[str, Any] | None = None
+_cached: list[dict[str, Any]] = []
 _hits: list[bool] = []
 _built_keys: list[str] = []
+
+
+def shipped_path() -> Path:
+    """The tables shipped with the package (SCRIPTAST_BASHLEX_TABLES names another file)."""
+    override = os.environ.get("SCRIPTAST_BASHLEX_TABLES")
+    return Path(override) if override else Path(__file__).resolve().parent.parent / SHIPPED
+
+
+SHIPPED = "bashlex_tables.json"
 
 
 def cache_path() -> Path:
@@ -46,13 +56,13 @@ def _grammar_key(grammar: Any) -> str:
 _HEADER = b"scriptast-bashlex-tables 2 "
 
 
-def _read_cache() -> dict[str, Any] | None:
-    """The cached tables, or None when the file is missing, torn, edited or of another shape:
-    its first line carries a CRC-32 of the rest, and every table entry is typed."""
+def _read_cache(path: Path) -> dict[str, Any] | None:
+    """The tables in `path`, or None when the file is missing, torn, edited or of another
+    shape: its first line carries a CRC-32 of the rest, and every table entry is typed."""
     import zlib
 
     try:
-        raw = cache_path().read_bytes()
+        raw = path.read_bytes()
     except OSError:
         return None
     head, _, body = raw.partition(b"\n")
@@ -104,11 +114,12 @@ def _patch(yacc: ModuleType) -> None:
     original = yacc.LRTable
 
     def table(grammar: Any, log: Any = None) -> Any:
-        cached = _cached
         key = _grammar_key(grammar)
-        if cached is not None and cached.get("key") == key:
-            _hits.append(True)
-            return _CachedTable(grammar, _int_keys(cached["action"]), _int_keys(cached["goto"]))
+        for cached in _cached:
+            if cached.get("key") == key:
+                _hits.append(True)
+                action, goto = _int_keys(cached["action"]), _int_keys(cached["goto"])
+                return _CachedTable(grammar, action, goto)
         _built_keys.append(key)
         return original(grammar, log)
 
@@ -150,41 +161,69 @@ class _YaccPatcher:
 
 
 def import_bashlex() -> ModuleType:
-    """bashlex, with its parser tables from the cache when they match."""
-    global _cached
+    """bashlex, with its parser tables from the shipped file or the user's cache when they
+    match its grammar (the cache is read, and written, only when the shipped file does not)."""
     if "bashlex.parser" in sys.modules or os.environ.get("SCRIPTAST_BASHLEX_CACHE") == "0":
         return importlib.import_module("bashlex")
-    _cached = _read_cache()
-    patcher = _YaccPatcher()
-    sys.meta_path.insert(0, patcher)
-    try:
-        bashlex = importlib.import_module("bashlex")
-    finally:
-        sys.meta_path.remove(patcher)
-    parser = sys.modules["bashlex.parser"]
-    yacc = sys.modules["bashlex.yacc"]
-    yacc.LRTable = getattr(yacc, "_scriptast_original_table", yacc.LRTable)  # type: ignore[attr-defined]
+    _cached[:] = [found for found in (_read_cache(shipped_path()),) if found is not None]
+    if not _cached or os.environ.get("SCRIPTAST_BASHLEX_TABLES"):
+        _cached.extend(found for found in (_read_cache(cache_path()),) if found is not None)
+    parser = _import_patched()
+    bashlex = sys.modules["bashlex"]
     if not _hits and _built_keys:
-        _write_cache(parser, _built_keys[-1])
+        with contextlib.suppress(OSError):
+            write_tables(parser, _built_keys[-1], cache_path())
     return bashlex
 
 
-def _write_cache(parser: ModuleType, grammar_key: str) -> None:
+def _import_patched() -> ModuleType:
+    """Import bashlex with yacc's LRTable replaced while it builds its parser; the parser
+    module."""
+    patcher = _YaccPatcher()
+    sys.meta_path.insert(0, patcher)
+    try:
+        importlib.import_module("bashlex")
+    finally:
+        sys.meta_path.remove(patcher)
+    yacc = sys.modules["bashlex.yacc"]
+    yacc.LRTable = getattr(yacc, "_scriptast_original_table", yacc.LRTable)  # type: ignore[attr-defined]
+    return sys.modules["bashlex.parser"]
+
+
+def tables_text(parser: ModuleType, grammar_key: str) -> bytes:
+    """The built parser's tables as the file format: a CRC line, then compact JSON."""
+    import zlib
+
     built = parser.yaccparser
     data = {
         "key": grammar_key,
         "action": {str(k): dict(v) for k, v in built.action.items()},
         "goto": {str(k): dict(v) for k, v in built.goto.items()},
     }
+    body = json.dumps(data, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return _HEADER + str(zlib.crc32(body)).encode() + b"\n" + body
+
+
+def write_tables(parser: ModuleType, grammar_key: str, path: Path) -> None:
+    """Write the tables to `path` atomically (a temporary beside it, then a rename)."""
     import tempfile
 
-    path = cache_path()
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".bashlex-", dir=path.parent)
-        import zlib
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".bashlex-", dir=path.parent)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(tables_text(parser, grammar_key))
+    os.replace(temporary, path)
 
-        body = json.dumps(data, separators=(",", ":")).encode("utf-8")
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(_HEADER + str(zlib.crc32(body)).encode() + b"\n" + body)
-        os.replace(temporary, path)
+
+def build_fresh() -> bytes:
+    """Tables built by bashlex's own yacc, in the file format (in a process that has not
+    imported bashlex yet)."""
+    _cached.clear()
+    parser = _import_patched()
+    return tables_text(parser, _built_keys[-1])
+
+
+if __name__ == "__main__":
+    target = shipped_path()
+    target.write_bytes(build_fresh())
+    sys.stdout.write(f"wrote {target}\n")
