@@ -153,8 +153,21 @@ def _param(inner: str, reader: _WordReader) -> Param:
     raise reader.fail(f"unsupported expansion ${{{inner}}}")
 
 
+_LITERAL_WORD = re.compile(r"(?:'[^']*'|\\[^\n]|[^\s'\"\\$`;&|<>()])+\Z")
+_LITERAL_PIECE = re.compile(r"'([^']*)'|\\([^\n])|([^\s'\"\\$`;&|<>()]+)")
+
+
 def read_word(text: str) -> tuple[WordPart, ...]:
-    """The parts bash makes of one word's raw text: literals (quotes removed) and expansions."""
+    """The parts bash makes of one word's raw text: literals (quotes removed) and expansions.
+
+    A word of single-quoted, escaped and plain pieces alone is read by pattern (the same
+    reading as the character reader's, which takes every other word)."""
+    if _LITERAL_WORD.match(text):
+        value = "".join(
+            next(group for group in piece.groups() if group is not None)
+            for piece in _LITERAL_PIECE.finditer(text)
+        )
+        return (Lit(value=value),) if value else ()
     return _WordReader(text).read()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -138,12 +138,46 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 
 def parse_commands(text: str) -> list[_Actual]:
-    """Every simple command of `text` in source order, as raw word texts and redirects."""
+    """Every simple command of `text` in source order, as raw word texts and redirects.
+
+    The text's shape (scriptast.emitters.shapes: its literal pieces replaced by stand-ins) is
+    what bashlex parses, once per shape; word positions in the shape map back to the text.
+    Text without a shape is parsed whole."""
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
+        return []
+    from scriptast.emitters.shapes import shape_of
+
+    shape = shape_of(text) if FAST_PATH else None
+    if shape is None:
+        return _materialize(_parse_spans(text), text, lambda offset: offset)
+    found = SHAPES.get(shape.text)
+    if found is None:
+        found = _parse_spans(shape.text)
+        SHAPES.put(shape.text, found)
+    return _materialize(found, text, shape.position)
+
+
+FAST_PATH = True
+"""False parses every text whole (the property tests compare the two verdicts)."""
+SHAPES: Memo[tuple[_Found, ...]] = Memo(4096)
+"""Parsed structure of each shape seen, in the shape's offsets."""
+
+
+Span = tuple[int, int]
+
+
+class _Found(msgspec.Struct, frozen=True):
+    """A simple command as bashlex read it: word spans, and redirects as (fd, type, target
+    span or the literal target bashlex gives for `>&2`/`>&-`)."""
+
+    words: tuple[Span | str, ...]
+    redirects: tuple[tuple[str, str, Span | str], ...]
+
+
+def _parse_spans(text: str) -> tuple[_Found, ...]:
     from scriptast.emitters.bashlex_loader import import_bashlex
 
     bashlex = import_bashlex()
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
-        return []
     try:
         with _time_limit(PARSE_SECONDS):
             trees = bashlex.parse(text)
@@ -151,50 +185,70 @@ def parse_commands(text: str) -> list[_Actual]:
         raise VerifyError(f"bashlex did not finish parsing within {PARSE_SECONDS} s") from None
     except Exception as error:
         raise VerifyError(f"emitted text does not parse: {error}") from None
-    found: list[_Actual] = []
+    found: list[_Found] = []
     for tree in trees:
-        _collect(tree, text, found)
-    return found
+        _collect(tree, found)
+    return tuple(found)
 
 
-def _collect(node: Any, text: str, found: list[_Actual]) -> None:
+def _materialize(
+    found: tuple[_Found, ...], text: str, position: Callable[[int], int]
+) -> list[_Actual]:
+    def raw(span: Span | str) -> str:
+        if isinstance(span, str):
+            return span
+        return text[position(span[0]) : position(span[1])]
+
+    actual = []
+    for command in found:
+        words = tuple(raw(word) for word in command.words)
+        redirects = tuple(
+            (fd, kind, target if isinstance(target, str) else literal_value(read_word(raw(target))))
+            for fd, kind, target in command.redirects
+        )
+        actual.append(_Actual(words, redirects))
+    return actual
+
+
+def _collect(node: Any, found: list[_Found]) -> None:
     kind = node.kind
     if kind == "command":
-        words: list[str] = []
-        redirects: list[tuple[str, str, str]] = []
+        words: list[Span | str] = []
+        redirects: list[tuple[str, str, Span | str]] = []
         for part in node.parts:
             if part.kind in ("word", "assignment"):
-                words.append(text[part.pos[0] : part.pos[1]])
+                words.append((part.pos[0], part.pos[1]))
             elif part.kind == "redirect":
-                redirects.append(_redirect(part, text))
+                redirects.append(_redirect(part))
             else:
                 raise VerifyError(f"unexpected {part.kind} in a command")
-        found.append(_Actual(tuple(words), tuple(redirects)))
+        found.append(_Found(tuple(words), tuple(redirects)))
         return
     if kind == "for":
-        items: list[str] = []
+        items: list[Span | str] = []
         seen_in = False
         for part in node.parts:
             if part.kind == "reservedword" and part.word == "in":
                 seen_in = True
             elif part.kind == "word" and seen_in:
-                items.append(text[part.pos[0] : part.pos[1]])
+                items.append((part.pos[0], part.pos[1]))
             elif part.kind == "reservedword" and seen_in:
                 break
         variable = next(p for p in node.parts if p.kind == "word")
-        found.append(_Actual(("for", variable.word, "in", *items), ()))
+        head: tuple[Span | str, ...] = ("for", (variable.pos[0], variable.pos[1]), "in")
+        found.append(_Found((*head, *items), ()))
     for child in getattr(node, "parts", []) or getattr(node, "list", []):
         if kind == "for" and child.kind == "word":
             continue
-        _collect(child, text, found)
+        _collect(child, found)
 
 
-def _redirect(part: Any, text: str) -> tuple[str, str, str]:
+def _redirect(part: Any) -> tuple[str, str, Span | str]:
     fd = "" if part.input is None else str(part.input)
     target = part.output
     if isinstance(target, int | str):  # `>&2`, and `>&-` (bashlex gives the text)
         return (fd, part.type, str(target))
-    return (fd, part.type, literal_value(read_word(text[target.pos[0] : target.pos[1]])))
+    return (fd, part.type, (target.pos[0], target.pos[1]))
 
 
 def _lit(value: str) -> Word:
