@@ -127,3 +127,13 @@ def test_what_a_shape_keeps() -> None:
     shape = shape_of("for x in 'a b' c; do echo \"${x}\" >&2 2>/dev/null; done # note\n")
     assert shape is not None
     assert shape.text == "for w in 'q' w; do w \"${x}\" >&2 2>/dev/null; done #\n"
+
+
+def test_quoted_text_bashlex_misreads_is_kept_for_it_to_see() -> None:
+    # found by the property test: a backquote inside single quotes makes bashlex 0.18 fail,
+    # so the shape must not hide it
+    text = "bash -c 'echo a`b' x\n"
+    shape = shape_of(text)
+    assert shape is not None and shape.text == "w w 'echo a`b' w\n"
+    fast, whole = _both(text)
+    assert fast == whole

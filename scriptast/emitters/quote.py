@@ -52,7 +52,7 @@ def bash_word(value: str, *, command_position: bool = False) -> str:
         return "$'" + "".join(_ansi_char(c) for c in value) + "'"
     if "'" in value and not _DOUBLE_QUOTE_UNSAFE.intersection(value):
         return '"' + value + '"'
-    if _confuses_bashlex(value):
+    if confuses_bashlex(value):
         return _escape_expansion_chars(value)
     return _single_quoted(value)
 
@@ -67,7 +67,7 @@ _SIMPLE_BRACED = re.compile(r"\$\{[A-Za-z0-9_#?@*!:/%\[\]-]*\}")
 _PROCESS_SUBSTITUTION = re.compile(r"[<>]\(")
 
 
-def _confuses_bashlex(value: str) -> bool:
+def confuses_bashlex(value: str) -> bool:
     """bashlex 0.18 parses `$(`, backquotes and unbalanced `${` even inside single quotes of a
     word that mixes quoting styles (it fails or loops), and `<(`/`>(` inside the single quotes of
     an assignment value, so such text is written another way."""

@@ -7,6 +7,8 @@ of plain characters becomes `w` unless it is a reserved word, holds `!`, `{`, `}
 or touches a redirection; a comment becomes `#`. Quotes, escapes, parameter expansions,
 operators, blanks and newlines are kept as they are. Text with anything else (command
 substitution, backquotes, globs, a here-document) has no shape and is parsed whole.
+A quoted piece that bashlex 0.18 misreads even inside quotes (backquotes, `$(`, an unbalanced
+`${`) is kept too, so that bashlex's verdict on the shape is its verdict on the text.
 `Shape.position` maps offsets in the shape back to the text."""
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 
 import msgspec
 
+from scriptast.emitters.quote import confuses_bashlex
 from scriptast.node import RESERVED_WORDS
 
 _PARAM = r"\$\{!?[A-Za-z_][A-Za-z0-9_]*(?::-[A-Za-z0-9_@%+=:,./-]*|@)?\}"
@@ -110,6 +113,8 @@ def _build(text: str, tokens: list[tuple[str, int, int]]) -> Shape:
         )
         for piece_kind, piece_start, piece_end in word:
             standin = None if keep else _STANDIN.get(piece_kind)
+            if standin is not None and confuses_bashlex(text[piece_start:piece_end]):
+                standin = None  # bashlex misreads it even in quotes: it must see it as it is
             if standin is None:
                 out.append(text[piece_start:piece_end])
                 size += piece_end - piece_start
