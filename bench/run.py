@@ -257,24 +257,28 @@ def clean_python(venv: Path) -> Path:
     return python
 
 
-def cpu_per_distinct_script() -> float:
+def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> float:
     """Median CPU seconds to build, emit and verify one bench script of a job the process has
-    not built before (after a warm-up over other jobs), resolve excluded."""
+    not built before (after a warm-up over other jobs), resolve excluded; `by_shape=False`
+    parses every statement whole, as verification did before shapes."""
     sys.path.insert(0, str(ROOT))
     from scriptast.builders.request import build_request
     from scriptast.builders.resolve import resolve
     from scriptast.builders.slurm_jobs import build_bench
+    from scriptast.emitters import verify
     from scriptast.emitters.bash import emit
 
     os.chdir(ROOT)
-    jobs = [resolve(build_request(f, {})) for f in sweep_requests(700, start=50_000)]
+    verify.FAST_PATH = by_shape
+    jobs = [resolve(build_request(f, {})) for f in sweep_requests(700, start=start)]
     for job in jobs[:200]:
         emit(build_bench(job))
     times = []
     for job in jobs[200:]:
-        start = time.process_time()
+        began = time.process_time()
         emit(build_bench(job))
-        times.append(time.process_time() - start)
+        times.append(time.process_time() - began)
+    verify.FAST_PATH = True
     return statistics.median(times)
 
 
@@ -311,9 +315,11 @@ def measure(args: argparse.Namespace, scratch: Path) -> None:
     ratios.append(("import scriptast / clean venv, paired (target <= 2.0)", f"{import_ratio:.2f}"))
 
     cpu = cpu_per_distinct_script()
+    whole = cpu_per_distinct_script(by_shape=False, start=60_000)
     rates = library_rates()
     rows += [
         ("CPU to build+emit+verify one distinct script", f"{cpu * 1e3:.2f} ms"),
+        ("the same, every statement parsed whole", f"{whole * 1e3:.2f} ms"),
         ("library build+emit, new jobs", f"{rates['build_emit']:.0f} scripts/s"),
         ("library build+emit+verify, new jobs", f"{rates['build_emit_verify']:.0f} scripts/s"),
         (

@@ -206,6 +206,8 @@ def literal_value(parts: tuple[WordPart, ...]) -> str:
 def sbatch_tokens(line: str) -> list[str]:
     """Split the text after `#SBATCH` as sbatch does: whitespace separates, quotes group, a
     backslash escapes the next character (inside quotes too), an unquoted `#` ends the line."""
+    if not any(char in line for char in "\\'\"#"):
+        return line.split()
     tokens: list[str] = []
     current: list[str] = []
     in_token = False

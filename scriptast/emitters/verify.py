@@ -341,28 +341,46 @@ def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
 
 
 def _check_directives(text: str, script: Script, emitter: BashEmitter) -> None:
-    lines = text.split("\n")
-    first_command: int | None = None
     directive_lines: list[tuple[int, str]] = []
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if number == 0 and stripped.startswith("#!"):
-            continue
-        if stripped.startswith("#SBATCH"):
-            directive_lines.append((number, stripped))
-        elif stripped and not stripped.startswith("#") and first_command is None:
-            first_command = number
-    late = [n + 1 for n, _ in directive_lines if first_command is not None and n > first_command]
-    if late:
-        raise VerifyError(
-            f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
-        )
-    want = [emitter.directive(d) for d in script.directives]
+    offset = 0
+    number = 0
+    first_command: int | None = None
+    while offset <= len(text):
+        end = text.find("\n", offset)
+        end = len(text) if end < 0 else end
+        stripped = text[offset:end].strip()
+        if not (number == 0 and stripped.startswith("#!")):
+            if stripped.startswith("#SBATCH"):
+                directive_lines.append((number, stripped))
+            elif stripped and not stripped.startswith("#"):
+                first_command = number
+                break
+        offset = end + 1
+        number += 1
+    if first_command is not None:
+        late = _late_directives(text, offset, first_command)
+        if late:
+            raise VerifyError(
+                f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
+            )
     got = [line for _, line in directive_lines]
     if [sbatch_tokens(line[len("#SBATCH") :]) for line in got] != [
         _directive_tokens(d.option, d.value) for d in script.directives
     ]:
+        want = [emitter.directive(d) for d in script.directives]
         raise VerifyError(f"#SBATCH lines {got} do not read back as the model's {want}")
+
+
+def _late_directives(text: str, offset: int, first_command: int) -> list[int]:
+    """Line numbers (1-based) of `#SBATCH` lines after the first command (at `offset`)."""
+    late = []
+    found = text.find("#SBATCH", offset)
+    while found >= 0:
+        start = text.rfind("\n", 0, found) + 1
+        if not text[start:found].strip():
+            late.append(text.count("\n", 0, found) + 1)
+        found = text.find("#SBATCH", found + 1)
+    return late
 
 
 def _directive_tokens(option: str, value: str | int | None) -> list[str]:
