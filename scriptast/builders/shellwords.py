@@ -9,6 +9,8 @@ descriptor that is not canonical makes the command pass through as shell text in
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 
 from scriptast.errors import InputError
@@ -35,7 +37,14 @@ class Token(msgspec.Struct, frozen=True):
 
 
 def tokenize(text: str, what: str = "command") -> list[Token]:
-    """Split `text` as bash would into words and operators (no expansion is performed)."""
+    """Split `text` as bash would into words and operators (no expansion is performed).
+    A job reads its command several times (parallelism, the bench split, the model name, the
+    typed argv): the last texts' tokens are remembered (tokens are frozen)."""
+    return list(_tokens(text, what))
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str, what: str) -> tuple[Token, ...]:
     tokens: list[Token] = []
     index = 0
     length = len(text)
@@ -71,7 +80,7 @@ def tokenize(text: str, what: str = "command") -> list[Token]:
         start = index
         value, expands, index = _read_word(text, index, what)
         tokens.append(Token(value, "word", expands, start, index, text[start:index]))
-    return tokens
+    return tuple(tokens)
 
 
 def _word_boundary(text: str, index: int) -> bool:
