@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,11 @@ from tests.site import Site, lay_out
 from tests.slurm_cluster import cluster
 
 __all__ = ["cluster", "site"]
+
+# scriptast runs the repository's submit.py with `python3` from PATH, as an engineer's shell
+# would; in the tests that is the test interpreter (it has PyYAML, which submit.py imports),
+# not whatever python3 a fresh machine happens to have first on PATH.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 
 @pytest.fixture
