@@ -162,3 +162,10 @@ def test_explain_names_the_mark_and_the_test(site: Site) -> None:
     job = _job(site, f"pytest {FILE}::TestDeepSeekV3Lite")
     explained = job.explain()
     assert "skip_less_device(8) on class TestDeepSeekV3Lite" in explained
+
+
+def test_trtllm_parametrize_helper_counts_its_params(site: Site) -> None:
+    # upstream writes `@parametrize_with_ids(...)` as often as pytest.mark.parametrize
+    job = _job(site, f"pytest {FILE}::TestWithIdsHelper::test_tep")
+    assert job.world_size == 4
+    assert "skip_less_mpi_world_size(4) on pytest.param" in _trail(job, "world_size")

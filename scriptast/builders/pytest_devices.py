@@ -64,14 +64,19 @@ def _decorated(decorators: list[ast.expr], mark: str) -> int | None:
     return max(found) if found else None
 
 
+_PARAMETRIZE = frozenset({"parametrize", "parametrize_with_ids"})
+"""`pytest.mark.parametrize`, and TRT-LLM's `parametrize_with_ids` helper (defs/conftest.py)."""
+
+
 def _params(decorators: list[ast.expr]) -> list[tuple[str | None, ast.expr | None]]:
     """Each parametrize value as (its id, its marks expression)."""
     found: list[tuple[str | None, ast.expr | None]] = []
     for decorator in decorators:
+        func = decorator.func if isinstance(decorator, ast.Call) else None
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         if not (
             isinstance(decorator, ast.Call)
-            and isinstance(decorator.func, ast.Attribute)
-            and decorator.func.attr == "parametrize"
+            and name in _PARAMETRIZE
             and len(decorator.args) > 1
             and isinstance(decorator.args[1], ast.List | ast.Tuple)
         ):
