@@ -218,10 +218,16 @@ def _perf_sanity(job: ResolvedJob) -> _PerfResult:
         watched.append(Watched(path=job.log_dir, remote=job.log_dir))
     staged = []
     if plan.copy is not None:
-        staged.append(Staged(path=posixpath.join(job.log_dir, plan.copy.name), text=plan.copy.text))
-    from scriptast.builders.slurm_env import load_slurm_env
+        from scriptast.emitters.perf_config import emit_perf_config
 
-    env = load_slurm_env(job.request.slurm_env_file, job.scenario.value).env
+        copy = plan.copy
+        text = copy.text if copy.data is None else emit_perf_config(copy.data)
+        assert text is not None
+        staged.append(Staged(path=posixpath.join(job.log_dir, copy.name), text=text))
+    from scriptast.builders.slurm_env import SlurmEnv
+
+    # resolve read and checked slurm_env.json already; its object is in the job
+    env = msgspec.convert(job.slurm_env_raw, type=SlurmEnv)
     taken = run_submit(
         argv,
         cwd=job.repo_root,

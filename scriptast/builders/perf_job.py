@@ -50,10 +50,12 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
-    """A config submit.py reads and embeds, placed in the cluster work dir before it runs."""
+    """A config submit.py reads and embeds, placed in the cluster work dir before it runs: the
+    user's file as it is (`text`), or a changed mapping for the emitter to write (`data`)."""
 
     name: str
-    text: str
+    text: str | None = None
+    data: dict[str, Any] | None = None
 
 
 class SubmitPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -130,8 +132,6 @@ def accuracy_config(path: str) -> dict[str, Any]:
 def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
     """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
     local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
-    from scriptast.emitters.perf_config import emit_perf_config
-
     assert job.perf is not None and job.slurm is not None
     remote = job.scenario is ExecutionScenario.remote_slurm
     perf = job.perf
@@ -145,9 +145,8 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
     if config is not None:
         if perf.accuracy:
             stem = posixpath.splitext(posixpath.basename(config))[0]
-            copy = ConfigCopy(
-                name=f"{stem}_accuracy.yaml", text=emit_perf_config(accuracy_config(config))
-            )
+            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_config(config))
+            mode = "disaggregated"  # accuracy_config refuses any other
         elif remote:
             text = read_text_file(config, "perf_config_yaml")
             copy = ConfigCopy(name=posixpath.basename(config), text=text)
