@@ -112,8 +112,9 @@ def library_rates() -> dict[str, float]:
     from scriptast.builders.request import build_request
     from scriptast.builders.resolve import resolve
     from scriptast.builders.slurm_jobs import build_bench
-    from scriptast.emitters.bash import EMITTED, emit
-    from scriptast.emitters.verify import VERIFIED, verify_emitted
+    from scriptast.emitters.bash import EMITTED
+    from scriptast.readers.verify import VERIFIED, verify_emitted
+    from scriptast.render import emit
 
     os.chdir(ROOT)
 
@@ -265,8 +266,8 @@ def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> fl
     from scriptast.builders.request import build_request
     from scriptast.builders.resolve import resolve
     from scriptast.builders.slurm_jobs import build_bench
-    from scriptast.emitters import verify
-    from scriptast.emitters.bash import emit
+    from scriptast.readers import verify
+    from scriptast.render import emit
 
     os.chdir(ROOT)
     verify.FAST_PATH = by_shape
@@ -290,7 +291,7 @@ def paired_throughput(python: Path, runs: int = 3) -> tuple[dict[str, Any], dict
     from scriptast.builders.request import build_request
     from scriptast.builders.resolve import resolve
     from scriptast.builders.slurm_jobs import build_bench
-    from scriptast.emitters.bash import emit
+    from scriptast.render import emit
 
     os.chdir(ROOT)
     offset = [80_000]

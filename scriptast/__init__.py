@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 # `import scriptast` costs little and a CLI command pays only for what it uses.
 _EXPORTS = {
     "BindMount": "docker", "DockerRun": "docker", "EnvVar": "docker",
-    "emit": "emitters.bash",
+    "emit": "render",
     "InputError": "errors", "ModelError": "errors", "QuoteError": "errors",
     "ResolveError": "errors", "ScriptastError": "errors", "UnsupportedError": "errors",
     "VerifyError": "errors",
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from scriptast.builders.request import Request
     from scriptast.builders.resolve import resolve
     from scriptast.docker import BindMount, DockerRun, EnvVar
-    from scriptast.emitters.bash import emit
     from scriptast.errors import (
         InputError,
         ModelError,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
         VerifyError,
     )
     from scriptast.pipeline import generate, write_outputs
+    from scriptast.render import emit
     from scriptast.script import Script, Statement
     from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunOption, SrunStep
     from scriptast.statements import (

@@ -114,8 +114,8 @@ def verify(
     ),
 ) -> None:
     """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
-    from scriptast.emitters.lint import lint_text
     from scriptast.errors import ScriptastError
+    from scriptast.readers.lint import lint_text
     from scriptast.text_files import read_text_file
 
     env = None
@@ -137,7 +137,7 @@ def verify(
         report = lint_text(text, context=str(path))
         findings = list(report.findings)
         if env is not None:
-            from scriptast.emitters.cluster_check import check_against
+            from scriptast.readers.cluster_check import check_against
 
             findings += check_against(report, env, str(path))
         for finding in findings:

@@ -13,11 +13,12 @@ from scriptast.builders.job_spec import JobSpec, LaunchFacts, build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
 from scriptast.docker import DockerRun
-from scriptast.emitters.bash import BashEmitter, emit
+from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import ResolveError
+from scriptast.render import emit
 from scriptast.script import Script
 
 JOB_SPEC = "job_spec.json"
@@ -156,9 +157,9 @@ _COMMAND_FIELDS = {
 def _check_shell_text(job: ResolvedJob) -> None:
     """A command that runs as its own text (`bash -c`) must be bash: bashlex reads most, and
     real `bash -n` decides what bashlex cannot read."""
-    from scriptast.emitters.lint import bash_syntax_problem
-    from scriptast.emitters.verify import parse_commands
     from scriptast.errors import InputError, VerifyError
+    from scriptast.readers.lint import bash_syntax_problem
+    from scriptast.readers.verify import parse_commands
 
     for name, field in _COMMAND_FIELDS.items():
         command = getattr(job, name)
@@ -265,7 +266,7 @@ def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, 
     """The job with the Slurm values the launch script asks for, its container name and the
     log file name its `-o` gives."""
     from scriptast.builders.job import SlurmParams
-    from scriptast.launch_readback import read_launch_script
+    from scriptast.readers.launch_readback import read_launch_script
 
     assert job.slurm is not None
     launch = read_launch_script(text, "the launch script submit.py wrote")

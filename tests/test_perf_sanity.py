@@ -14,8 +14,8 @@ import pytest
 
 from scriptast.builders.request import build_request
 from scriptast.errors import ResolveError
-from scriptast.launch_readback import LaunchError, read_launch_script
 from scriptast.pipeline import Output, generate, write_outputs
+from scriptast.readers.launch_readback import LaunchError, read_launch_script
 from tests.cases import CASES
 from tests.site import Site
 from tests.test_categories import run_case, site_fields

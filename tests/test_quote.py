@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from scriptast import Lit, Payload, Script, cmd, emit
 from scriptast.emitters import quote
-from scriptast.emitters.readback import read_word, sbatch_tokens
 from scriptast.errors import QuoteError
+from scriptast.readers.readback import read_word, sbatch_tokens
 
 SHELL_SPECIALS = "'\"$`\\!*?[]{}()<>|&;#~=%,:"
 NASTY_TEXT = st.text(

@@ -1,4 +1,4 @@
-"""Parsing by shape (scriptast.emitters.shapes): for emitted scripts and for any text made
+"""Parsing by shape (scriptast.readers.shapes): for emitted scripts and for any text made
 from them, the fast path reads the same commands, words and redirects as a whole parse, and
 gives the same verdict."""
 
@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
-from scriptast.emitters import verify
-from scriptast.emitters.bash import BashEmitter, emit
-from scriptast.emitters.shapes import shape_of
+from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ModelError, ScriptastError, VerifyError
+from scriptast.readers import verify
+from scriptast.readers.shapes import shape_of
+from scriptast.render import emit
 from scriptast.script import Script
 from tests.model_strategies import scripts
 from tests.profiles import scaled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from scriptast.builders.shellwords import flag_value, words
+from scriptast.readers.shellwords import flag_value, words
 
 
 def normalize_model_name(text: str) -> str:

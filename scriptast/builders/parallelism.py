@@ -7,8 +7,8 @@ import posixpath
 
 import msgspec
 
-from scriptast.builders.shellwords import flag_value, split_top_level, tokenize
 from scriptast.errors import ResolveError
+from scriptast.readers.shellwords import flag_value, split_top_level, tokenize
 
 MAX_DEVICES = 8
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 
 from scriptast.builders.pytest_devices import TestTarget
-from scriptast.builders.shellwords import words
 from scriptast.errors import ResolveError
+from scriptast.readers.shellwords import words
 
 DEFS = "tests/integration/defs"
 _NARROWING = ("-k", "-m", "--test-list", "--deselect")

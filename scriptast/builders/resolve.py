@@ -33,10 +33,10 @@ from scriptast.builders.parallelism import (
     split_bench,
 )
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
-from scriptast.builders.shellwords import as_simple, tokenize
 from scriptast.builders.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
 from scriptast.errors import ResolveError
 from scriptast.node import IDENTIFIER
+from scriptast.readers.shellwords import as_simple, tokenize
 
 SUBMIT_PY = "jenkins/scripts/perf/local/submit.py"
 EVAL_REQUIREMENTS = "examples/trtllm-eval/requirements.txt"

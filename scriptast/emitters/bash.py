@@ -1,7 +1,8 @@
-"""The bash emitter: a Script or Payload as deterministic bash text, verified before it is returned.
+"""The bash emitter: a Script or Payload as deterministic bash text (it only writes).
 
-`emit(node)` is the one public entry; it dispatches on the node's type, one private method per
-node class, and ends in a loud default. Quoting is delegated to `scriptast.emitters.quote`.
+`BashEmitter().emit(node)` dispatches on the node's type, one private method per node class, and
+ends in a loud default. Quoting is delegated to `scriptast.emitters.quote`; reading the text back
+is `scriptast.readers.verify`'s, and `scriptast.render.emit` does both.
 """
 
 from __future__ import annotations
@@ -36,16 +37,6 @@ from scriptast.words import Concat, Lit, Param, RawShell, Word
 INDENT = "    "
 EMITTED: Memo[list[str]] = Memo(2048)
 """Lines of statements already emitted, by emitter class, depth and the node's encoding."""
-
-
-def emit(node: Script | Payload, *, verify: bool = True) -> str:
-    """Bash text of a script or payload; with `verify`, read back and checked against the model."""
-    text = BashEmitter().emit(node)
-    if verify:
-        from scriptast.emitters.verify import verify_emitted
-
-        verify_emitted(text, node)
-    return text
 
 
 class BashEmitter:

@@ -26,10 +26,10 @@ from typing import Any
 import msgspec
 
 from scriptast.builders.request import build_request
-from scriptast.emitters.readback import sbatch_tokens
 from scriptast.errors import ScriptastError
 from scriptast.image_ref import image_problem
 from scriptast.pipeline import Output, generate, write_outputs
+from scriptast.readers.readback import sbatch_tokens
 from tests.hostile.bad_inputs import CASES, ROOT, base_fields
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")

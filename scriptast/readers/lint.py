@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.emitters.readback import literal_value, read_word, sbatch_tokens
-from scriptast.emitters.srun_argv import parse_srun
 from scriptast.errors import ScriptastError, VerifyError
+from scriptast.readers.readback import literal_value, read_word, sbatch_tokens
+from scriptast.readers.srun_argv import parse_srun
 from scriptast.slurm import SrunStep
 from scriptast.slurm_options import SBATCH_OPTIONS_ANY
 from scriptast.words import literal_text
@@ -46,7 +46,7 @@ BASH_SECONDS = 30
 
 def lint_text(text: str, *, context: str = "script") -> Report:
     """Findings for `text`; an empty tuple means it passed."""
-    from scriptast.emitters.verify import parse_commands
+    from scriptast.readers.verify import parse_commands
 
     findings: list[Finding] = _bytes_sbatch_refuses(text, context)
     directives, header_findings = read_directives(text, context)

@@ -8,9 +8,9 @@ import re
 
 import msgspec
 
-from scriptast.builders.shellwords import Token, tokenize
-from scriptast.emitters.lint import read_directives
 from scriptast.errors import ScriptastError
+from scriptast.readers.lint import read_directives
+from scriptast.readers.shellwords import Token, tokenize
 
 _ARRAY = re.compile(r"^srunArgs(\+?)=\((.*?)\)[ \t]*$", re.MULTILINE | re.DOTALL)
 _ARRAY_WORD = "${srunArgs[@]}"

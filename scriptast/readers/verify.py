@@ -16,16 +16,16 @@ import msgspec
 
 from scriptast.docker import DockerRun
 from scriptast.emitters.bash import BashEmitter
-from scriptast.emitters.readback import (
+from scriptast.errors import VerifyError
+from scriptast.memo import Memo, node_key
+from scriptast.readers.readback import (
     has_raw_shell,
     literal_value,
     normalize,
     read_word,
     sbatch_tokens,
 )
-from scriptast.emitters.srun_argv import parse_srun
-from scriptast.errors import VerifyError
-from scriptast.memo import Memo, node_key
+from scriptast.readers.srun_argv import parse_srun
 from scriptast.script import Script, Statement
 from scriptast.slurm import SrunStep
 from scriptast.statements import (
@@ -140,12 +140,12 @@ def _time_limit(seconds: float) -> Iterator[None]:
 def parse_commands(text: str) -> list[_Actual]:
     """Every simple command of `text` in source order, as raw word texts and redirects.
 
-    The text's shape (scriptast.emitters.shapes: its literal pieces replaced by stand-ins) is
+    The text's shape (scriptast.readers.shapes: its literal pieces replaced by stand-ins) is
     what bashlex parses, once per shape; word positions in the shape map back to the text.
     Text without a shape is parsed whole."""
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
         return []
-    from scriptast.emitters.shapes import shape_of
+    from scriptast.readers.shapes import shape_of
 
     shape = shape_of(text) if FAST_PATH else None
     if shape is None:
@@ -175,7 +175,7 @@ class _Found(msgspec.Struct, frozen=True):
 
 
 def _parse_spans(text: str) -> tuple[_Found, ...]:
-    from scriptast.emitters.bashlex_loader import import_bashlex
+    from scriptast.readers.bashlex_loader import import_bashlex
 
     bashlex = import_bashlex()
     try:

@@ -3,7 +3,7 @@
 bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
 `LRTable(grammar)` (~140 ms). The tables depend only on the grammar's productions and
 precedence, so they ship with the package (`scriptast/bashlex_tables.json`, written by
-`python -m scriptast.emitters.bashlex_loader`, checked by a test to equal a fresh build); on
+`python -m scriptast.readers.bashlex_loader`, checked by a test to equal a fresh build); on
 import yacc gets a table object holding those action/goto maps. When the installed bashlex has
 another grammar, the tables are built once and kept in the user's cache folder instead.
 The grammar itself is still built by bashlex; tables that do not match it are ignored.

@@ -6,8 +6,8 @@ from __future__ import annotations
 from scriptast.builders.slurm_env import SlurmEnv
 from scriptast.builders.slurm_params import gres_gpus
 from scriptast.builders.suggest import did_you_mean
-from scriptast.emitters.lint import Finding, Report
 from scriptast.errors import ModelError
+from scriptast.readers.lint import Finding, Report
 from scriptast.slurm_options import ADDED_LATER, release_key
 from scriptast.slurm_time import parse_time_limit
 

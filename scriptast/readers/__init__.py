@@ -1,0 +1,1 @@
+"""Readers: everything that reads shell text back (bash words, #SBATCH, srun argv, verify, lint)."""
