@@ -20,19 +20,6 @@ SCENARIOS = {
     "remote_slurm": "Slurm on a remote cluster: remote paths in the script, no install step",
     "local_docker": "a local docker host",
 }
-WORKFLOWS = {
-    "pytest": "Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks.",
-    "bench": "Category 6: `trtllm-bench`: a prepare step and a run step, split at the top `&&`.",
-    "eval": "Category 5: `trtllm-eval`, always under `--mpi`; HuggingFace ids become local paths.",
-    "custom": "Category 3: any command or script, run by a generated `slurm_run_custom.sh`.",
-    "perf_sanity": "Category 4: the repository's `submit.py` writes `slurm_launch.sh` (and "
-    "`test_list.txt`) with the job's final paths; scriptast takes back what it wrote, writes it "
-    "all or nothing with job_spec.json, and reads `slurm_params`, `container_name` and the "
-    "summary back from the launch script. For remote_slurm it gets the local launch draft and "
-    "the cluster `--work-dir`/`--llm-src`; what it writes under the cluster work dir on this "
-    "machine is moved into work_dir and listed in `extra_files` with its cluster path. "
-    "submit.py names its container after the time it ran (shown as `<timestamp>`).",
-}
 FIELDS = {
     "workflow_type": "The request's workflow: pytest, eval, bench, custom or perf_sanity.",
     "model_name": "Short model name (the request's, or derived from the command or test).",
@@ -81,6 +68,8 @@ def _emit(example: Path, site: Path) -> tuple[str, str]:
 
 def guide() -> str:
     """Every workflow and scenario: the request, the command, and the script it makes."""
+    from scriptast.builders.categories import CATEGORIES
+
     lines = [
         "# scriptast guide: every workflow and scenario",
         "",
@@ -94,7 +83,8 @@ def guide() -> str:
         site = Path(folder)
         shutil.copytree(ROOT / "examples", site / "examples")
         shutil.copytree(ROOT / "tests/fixtures", site / "tests/fixtures")
-        for workflow, about in WORKFLOWS.items():
+        for workflow, chosen in CATEGORIES.items():
+            about = chosen.docs
             lines += [f"## {workflow}", "", about, ""]
             for scenario, where in SCENARIOS.items():
                 example = ROOT / "examples" / f"{workflow}_{scenario}.json"
@@ -151,9 +141,9 @@ def job_spec() -> str:
 
 def help_pages() -> str:
     """Every stored help page, rendered by the typer app as it writes to a pipe."""
-    from scriptast.help_pages import HELP_REQUESTS, page_key, piped_output
+    from scriptast.help_pages import help_requests, page_key, piped_output
 
-    pages = {page_key(arguments): piped_output(arguments) for arguments in HELP_REQUESTS}
+    pages = {page_key(arguments): piped_output(arguments) for arguments in help_requests()}
     return json.dumps(pages, indent=1, ensure_ascii=False) + "\n"
 
 

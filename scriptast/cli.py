@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -13,8 +14,14 @@ import typer
 
 from scriptast import cli_help
 from scriptast.cli_emit import fail, run_emit
-from scriptast.cli_fields import WORKFLOWS
-from scriptast.cli_options import emit_parameters
+from scriptast.cli_options import emit_parameters, other_categories_options
+
+PIPED_WIDTH = 100
+"""Help written to a pipe is this wide (rich's 80 cuts long option names short)."""
+if not sys.stdout.isatty() and not {"TERMINAL_WIDTH", "COLUMNS"} & set(os.environ):
+    import typer.rich_utils
+
+    typer.rich_utils.MAX_WIDTH = PIPED_WIDTH
 
 app = typer.Typer(
     name="scriptast",
@@ -52,11 +59,16 @@ def main_callback(
 
 
 def _command(workflow: str | None) -> Callable[..., None]:
+    """`emit <workflow>` (or `emit` itself for None): every request flag is accepted, and its
+    help lists the shared ones and the category's own."""
+
     def handler(**values: Any) -> None:
         run_emit(workflow, values)
 
     skip = ("workflow_type",) if workflow else ()
-    handler.__signature__ = inspect.Signature(emit_parameters(skip))  # type: ignore[attr-defined]
+    hidden = other_categories_options(workflow) if workflow else ()
+    parameters = emit_parameters(skip, hidden)
+    handler.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return handler
 
 
@@ -73,10 +85,18 @@ _emit_group.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 )
 emit_app.callback(invoke_without_command=True)(_emit_group)
 
-for _name, (_workflow, _help) in WORKFLOWS.items():
-    emit_app.command(name=_name, help=_help, epilog=cli_help.WORKFLOW_EXAMPLES[_name])(
-        _command(_workflow)
-    )
+
+def _add_category_commands() -> None:
+    from scriptast.builders.categories import CATEGORIES
+
+    for chosen in CATEGORIES.values():
+        epilog = cli_help.workflow_examples(chosen.examples)
+        emit_app.command(name=chosen.cli_name, help=chosen.cli_help, epilog=epilog)(
+            _command(chosen.name)
+        )
+
+
+_add_category_commands()
 
 
 class SchemaName(StrEnum):

@@ -15,9 +15,9 @@ from scriptast.cli_fields import (
     ENV_CHECK_FLAGS,
     OUTPUT_FLAGS,
     REQUEST_FLAGS,
-    WORKFLOWS,
     flag,
     negated_flag,
+    workflows,
 )
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -44,8 +44,9 @@ _VALUED, _SWITCHES = _tables()
 def parse_emit(arguments: list[str]) -> tuple[str | None, dict[str, Any]] | None:
     """(workflow, option values) of `scriptast emit <arguments>`, or None to let typer decide."""
     workflow = None
-    if arguments and arguments[0] in WORKFLOWS:
-        workflow = WORKFLOWS[arguments[0]][0]
+    named = workflows()
+    if arguments and arguments[0] in named:
+        workflow = named[arguments[0]][0]
         arguments = arguments[1:]
     values: dict[str, Any] = {}
     index = 0

@@ -1,83 +1,106 @@
-"""The emit command's flags as one table (request fields, env_check, output switches); no typer."""
+"""The emit command's flags: request fields (types from Request, help from a table), env_check
+and output switches; no typer."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import msgspec
+
+from scriptast.builders.request import Request
 
 JOB = "Job"
 CLUSTER = "Cluster"
 CONTAINER = "Container and models"
 OUTPUT = "Output"
 
-# `scriptast emit <name>`: (workflow_type, help).
-WORKFLOWS: dict[str, tuple[str, str]] = {
-    "pytest": ("pytest", "Category 2: run a pytest test id on one node."),
-    "eval": ("eval", "Category 5: run trtllm-eval (single node, always under --mpi)."),
-    "bench": ("bench", "Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'."),
-    "custom": ("custom", "Category 3: any command or script, with slurm_run_custom.sh."),
-    "perf-sanity": ("perf_sanity", "Category 4: run the repo's submit.py on a perf config."),
-}
 
-# (field, type, help, panel); types are str, int or bool.
-REQUEST_FLAGS: tuple[tuple[str, type, str, str], ...] = (
-    ("workflow_type", str, "pytest, eval, bench, custom or perf_sanity.", JOB),
-    ("execution_scenario", str, "local_docker, local_slurm or remote_slurm.", JOB),
-    ("work_dir", str, "Where the script and job_spec.json are written (created if absent).", JOB),
-    ("repo_root", str, "The TensorRT-LLM checkout.", JOB),
-    ("test_cmd", str, "pytest command (pytest workflow).", JOB),
-    ("eval_cmd", str, "trtllm-eval command (eval workflow).", JOB),
-    ("bench_cmd", str, "trtllm-bench command, optionally 'prepare && run' (bench workflow).", JOB),
-    ("custom_cmd", str, "Any command (custom workflow).", JOB),
-    ("custom_script", str, "A script to run with bash (custom workflow).", JOB),
-    ("custom_env", str, "Space-separated KEY=VALUE pairs exported for the custom command.", JOB),
-    ("perf_config_yaml", str, "Perf-sanity / benchmark config YAML.", JOB),
-    ("perf_test_name", str, "Server config name for aggregated mode.", JOB),
-    ("model_name", str, "Short model name (derived when absent).", JOB),
-    ("required_devices", int, "GPUs needed (derived when absent).", JOB),
-    ("node_count", int, "Slurm nodes (derived when absent).", JOB),
-    ("skill_dir", str, "Accepted for compatibility; unused.", JOB),
-    ("partition", str, "Slurm partition (must be in slurm_env.json).", CLUSTER),
-    ("account", str, "Slurm account.", CLUSTER),
-    ("slurm_env_file", str, "slurm_env.json from the cluster probe.", CLUSTER),
-    ("time_limit", str, "Slurm time limit (default 02:00:00).", CLUSTER),
-    ("remote_repo_path", str, "The checkout on the cluster (remote_slurm).", CLUSTER),
-    ("remote_work_dir", str, "The work directory on the cluster (remote_slurm).", CLUSTER),
-    (
-        "remote_home",
-        str,
+def workflows() -> dict[str, tuple[str, str]]:
+    """`scriptast emit <name>`: (workflow_type, help), from the category registry."""
+    from scriptast.builders.categories import CATEGORIES
+
+    return {c.cli_name: (c.name, c.cli_help) for c in CATEGORIES.values()}
+
+
+# Each request field's help and panel, in the order --help lists them; the flag's type is the
+# field's in Request (a test and REQUEST_FLAGS below keep the two in step).
+REQUEST_HELP: dict[str, tuple[str, str]] = {
+    "workflow_type": ("pytest, eval, bench, custom or perf_sanity.", JOB),
+    "execution_scenario": ("local_docker, local_slurm or remote_slurm.", JOB),
+    "work_dir": ("Where the script and job_spec.json are written (created if absent).", JOB),
+    "repo_root": ("The TensorRT-LLM checkout.", JOB),
+    "test_cmd": ("pytest command (pytest workflow).", JOB),
+    "eval_cmd": ("trtllm-eval command (eval workflow).", JOB),
+    "bench_cmd": ("trtllm-bench command, optionally 'prepare && run' (bench workflow).", JOB),
+    "custom_cmd": ("Any command (custom workflow).", JOB),
+    "custom_script": ("A script to run with bash (custom workflow).", JOB),
+    "custom_env": ("Space-separated KEY=VALUE pairs exported for the custom command.", JOB),
+    "perf_config_yaml": ("Perf-sanity / benchmark config YAML.", JOB),
+    "perf_test_name": ("Server config name for aggregated mode.", JOB),
+    "model_name": ("Short model name (derived when absent).", JOB),
+    "required_devices": ("GPUs needed (derived when absent).", JOB),
+    "node_count": ("Slurm nodes (derived when absent).", JOB),
+    "skill_dir": ("Accepted for compatibility; unused.", JOB),
+    "partition": ("Slurm partition (must be in slurm_env.json).", CLUSTER),
+    "account": ("Slurm account.", CLUSTER),
+    "slurm_env_file": ("slurm_env.json from the cluster probe.", CLUSTER),
+    "time_limit": ("Slurm time limit (default 02:00:00).", CLUSTER),
+    "remote_repo_path": ("The checkout on the cluster (remote_slurm).", CLUSTER),
+    "remote_work_dir": ("The work directory on the cluster (remote_slurm).", CLUSTER),
+    "remote_home": (
         "The home directory on the cluster (remote_slurm), when slurm_env has no remote_cwd.",
         CLUSTER,
     ),
-    ("persistent_mode", bool, "Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
-    ("device_type", str, "Required GPU type (recorded only).", CLUSTER),
-    ("container_image", str, "Image to use instead of the repo's image-tags file.", CONTAINER),
-    ("llm_models_root", str, "Models root inside the container (required).", CONTAINER),
-    (
-        "checkpoint_path",
-        str,
+    "persistent_mode": ("Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
+    "device_type": ("Required GPU type (recorded only).", CLUSTER),
+    "container_image": ("Image to use instead of the repo's image-tags file.", CONTAINER),
+    "llm_models_root": ("Models root inside the container (required).", CONTAINER),
+    "checkpoint_path": (
         "Host path of a checkpoint (its parent is mounted); a cluster path for remote_slurm.",
         CONTAINER,
     ),
-    (
-        "models_path",
-        str,
+    "models_path": (
         "Host path of the models directory; a cluster path for remote_slurm.",
         CONTAINER,
     ),
-    ("install", bool, "Run the pip install step (always off for remote_slurm).", CONTAINER),
-    (
-        "install_mode",
-        str,
+    "install": ("Run the pip install step (always off for remote_slurm).", CONTAINER),
+    "install_mode": (
         "source (pip install -e ., default) or wheel (a prebuilt tensorrt_llm wheel).",
         CONTAINER,
     ),
-    (
-        "wheel_path",
-        str,
+    "wheel_path": (
         "The wheel for --install-mode wheel (else the first build/tensorrt_llm-*.whl).",
         CONTAINER,
     ),
-)
+}
+
+
+def _flag_kind(field: msgspec.inspect.Field) -> type:
+    """str, int or bool: the flag type of a request field (enums and literals are str)."""
+    kinds = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+    for kind in kinds:
+        if isinstance(kind, msgspec.inspect.BoolType):
+            return bool
+        if isinstance(kind, msgspec.inspect.IntType):
+            return int
+        if isinstance(
+            kind, msgspec.inspect.StrType | msgspec.inspect.EnumType | msgspec.inspect.LiteralType
+        ):
+            return str
+    raise TypeError(f"request field {field.name} has no flag type")
+
+
+def _request_flags() -> tuple[tuple[str, type, str, str], ...]:
+    info = msgspec.inspect.type_info(Request)
+    assert isinstance(info, msgspec.inspect.StructType)
+    fields = {f.name: f for f in info.fields if f.name != "env_check"}
+    if set(fields) != set(REQUEST_HELP):
+        raise AssertionError(f"REQUEST_HELP and Request differ: {set(fields) ^ set(REQUEST_HELP)}")
+    return tuple((name, _flag_kind(fields[name]), *REQUEST_HELP[name]) for name in REQUEST_HELP)
+
+
+# (field, type, help, panel); types are str, int or bool.
+REQUEST_FLAGS = _request_flags()
 ENV_CHECK_FLAGS: tuple[tuple[str, type, str], ...] = (
     ("gpus_per_node", int, "env_check.gpus_per_node: GPUs per node of a docker host."),
     ("available_gpus", int, "env_check.available_gpus."),

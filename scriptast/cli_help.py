@@ -24,36 +24,13 @@ EMIT = _examples(
     "scriptast emit --request - --json < request.json",
     "scriptast emit --requests sweep.jsonl",
 )
-WORKFLOW_EXAMPLES = {
-    "pytest": _examples(
-        f"scriptast emit pytest {SLURM} --test-cmd "
-        "'pytest -v accuracy/test_llm_api_pytorch.py::"
-        "TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]'",
-        "scriptast emit pytest --request examples/pytest_remote_slurm.json",
-    ),
-    "eval": _examples(
-        f"scriptast emit eval {SLURM} --eval-cmd "
-        "'trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 2 gsm8k'",
-        "scriptast emit eval --request examples/eval_local_docker.json --stdout --shell fish",
-    ),
-    "bench": _examples(
-        f"scriptast emit bench {SLURM} --bench-cmd 'trtllm-bench --model meta-llama/Llama-3.1-8B "
-        "prepare-dataset --output /tmp/d.json token-norm-dist --num-requests 8 && trtllm-bench "
-        "--model meta-llama/Llama-3.1-8B throughput --dataset /tmp/d.json --tp 2'",
-        "scriptast emit bench --request examples/bench_remote_slurm.json --explain",
-    ),
-    "custom": _examples(
-        f"scriptast emit custom {SLURM} --custom-cmd 'python3 examples/quickstart.py' "
-        "--custom-env 'NCCL_DEBUG=INFO FOO=bar' --required-devices 2",
-        "scriptast emit custom --request examples/custom_local_docker.json",
-    ),
-    "perf-sanity": _examples(
-        f"scriptast emit perf-sanity {SLURM} --perf-config-yaml "
-        "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml "
-        "--perf-test-name llama_8b_tp4",
-        "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
-    ),
-}
+
+
+def workflow_examples(examples: tuple[str, ...]) -> str:
+    """A category's examples, `<slurm>` standing for the Slurm flags of the bundled example."""
+    return _examples(*(line.replace("<slurm>", SLURM) for line in examples))
+
+
 VERIFY = _examples(
     "scriptast verify out/bench_local_slurm/llama_3_1_8b_instruct_bench.slurm",
     "scriptast verify *.slurm --slurm-env-file examples/slurm_env.json",

@@ -53,7 +53,18 @@ def complete_account(ctx: typer.Context, incomplete: str) -> list[str]:
 _COMPLETERS = {"partition": complete_partition, "account": complete_account}
 
 
-def _option(name: str, kind: type, help_text: str, panel: str) -> inspect.Parameter:
+def other_categories_options(name: str) -> tuple[str, ...]:
+    """The request fields only other categories use: `emit <name> --help` hides them."""
+    from scriptast.builders.categories import CATEGORIES
+
+    own = set(CATEGORIES[name].options)
+    others = {o for c in CATEGORIES.values() if c.name != name for o in c.options}
+    return tuple(sorted(others - own))
+
+
+def _option(
+    name: str, kind: type, help_text: str, panel: str, hidden: bool = False
+) -> inspect.Parameter:
     declarations = [f"{flag(name)}/{negated_flag(name)}"] if kind is bool else [flag(name)]
     default = typer.Option(
         None,
@@ -61,6 +72,7 @@ def _option(name: str, kind: type, help_text: str, panel: str) -> inspect.Parame
         help=help_text,
         rich_help_panel=panel,
         autocompletion=_COMPLETERS.get(name),
+        hidden=hidden,
     )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None
@@ -76,9 +88,14 @@ def _output_option(name: str, kind: type, help_text: str) -> inspect.Parameter:
     )
 
 
-def emit_parameters(skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
-    """typer parameters for the output switches and every request field not in `skip`."""
+def emit_parameters(
+    skip: tuple[str, ...] = (), hidden: tuple[str, ...] = ()
+) -> list[inspect.Parameter]:
+    """typer parameters for the output switches and every request field not in `skip`; those
+    in `hidden` are accepted but left out of --help."""
     found = [_output_option(n, k, h) for n, k, h in OUTPUT_FLAGS]
-    found += [_option(n, k, h, p) for n, k, h, p in REQUEST_FLAGS if n not in skip]
+    found += [
+        _option(n, k, h, p, hidden=n in hidden) for n, k, h, p in REQUEST_FLAGS if n not in skip
+    ]
     found += [_option(n, k, h, CLUSTER) for n, k, h in ENV_CHECK_FLAGS]
     return found

@@ -13,19 +13,19 @@ import os
 import sys
 from pathlib import Path
 
-from scriptast.cli_fields import WORKFLOWS
-
 PAGES_FILE = Path(__file__).with_name("help_pages.json")
-COMMANDS = (
-    (),
-    ("emit",),
-    *(("emit", name) for name in WORKFLOWS),
-    ("schema",),
-    ("verify",),
-    ("probe-slurm",),
-)
-HELP_REQUESTS = ((), *((*command, "--help") for command in COMMANDS))
-"""The command lines whose output is stored: `scriptast` alone and each command's `--help`."""
+
+
+def help_requests() -> tuple[tuple[str, ...], ...]:
+    """The command lines whose output is stored: `scriptast` alone and each command's `--help`
+    (`emit <category>` for each registered category)."""
+    from scriptast.cli_fields import workflows
+
+    commands = [(), ("emit",), *(("emit", name) for name in workflows())]
+    commands += [("schema",), ("verify",), ("probe-slurm",)]
+    return ((), *((*command, "--help") for command in commands))
+
+
 RENDERING_VARIABLES = (
     "COLUMNS",
     "LINES",
@@ -69,7 +69,9 @@ def piped_output(
 
 def stored_page(arguments: list[str]) -> str | None:
     """The stored output of `scriptast <arguments>`, or None to let typer render it."""
-    if tuple(arguments) not in HELP_REQUESTS or os.path.basename(sys.argv[0]) != "scriptast":
+    if arguments and arguments[-1] != "--help":
+        return None
+    if os.path.basename(sys.argv[0]) != "scriptast":
         return None
     if any(name in os.environ for name in RENDERING_VARIABLES) or sys.stdout.isatty():
         return None

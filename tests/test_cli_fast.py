@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from scriptast import cli
 from scriptast.cli_fast import parse_emit
-from scriptast.cli_fields import ENV_CHECK_FLAGS, OUTPUT_FLAGS, REQUEST_FLAGS, WORKFLOWS, flag
+from scriptast.cli_fields import ENV_CHECK_FLAGS, OUTPUT_FLAGS, REQUEST_FLAGS, flag, workflows
 from tests.site import Site
 from tests.test_cli import BAD_INPUTS, console_script, flags
 
@@ -45,7 +45,7 @@ def typer_reading(arguments: list[str]) -> tuple[int, tuple[str | None, dict[str
 def command_lines(draw: st.DrawFn) -> list[str]:
     arguments: list[str] = []
     if draw(st.booleans()):
-        arguments.append(draw(st.sampled_from([*WORKFLOWS, "bogus"])))
+        arguments.append(draw(st.sampled_from([*workflows(), "bogus"])))
     for _ in range(draw(st.integers(0, 6))):
         name, kind = draw(st.sampled_from(FIELDS))
         spelling = flag(name)

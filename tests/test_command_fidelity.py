@@ -13,9 +13,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from scriptast.builders.categories.bench import split_bench
+from scriptast.builders.commands import user_command
 from scriptast.builders.common import payload, run_command
-from scriptast.builders.parallelism import split_bench
-from scriptast.builders.resolve import user_command
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ScriptastError
 from tests.profiles import scaled

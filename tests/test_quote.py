@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scriptast import Lit, Payload, Script, cmd, emit
+from scriptast import Lit, Mount, Payload, Script, cmd, emit
 from scriptast.emitters import quote
 from scriptast.errors import QuoteError
 from scriptast.readers.readback import read_word, sbatch_tokens
@@ -125,12 +125,17 @@ def test_sbatch_value_table(value: str, expected: str) -> None:
 def test_pyxis_refuses_space_comma_colon_and_names_the_path(head: str, bad: str, tail: str) -> None:
     path = "/" + head + bad + tail
     with pytest.raises(QuoteError) as raised:
-        quote.pyxis_mounts([(path, "/dst", ())])
+        quote.pyxis_mounts([Mount(source=path, target="/dst")])
     assert repr(path) in str(raised.value)
 
 
 def test_pyxis_mount_list() -> None:
-    listed = quote.pyxis_mounts([("/a", "/b", ()), ("/c", "/d", ("ro", "x-create=dir"))])
+    listed = quote.pyxis_mounts(
+        [
+            Mount(source="/a", target="/b"),
+            Mount(source="/c", target="/d", flags=("ro", "x-create=dir")),
+        ]
+    )
     assert listed == "/a:/b,/c:/d:ro+x-create=dir"
 
 

@@ -10,14 +10,16 @@ import pytest
 
 from scriptast.builders import image as image_rules
 from scriptast.builders.arch import normalize_arch, resolve_arch
+from scriptast.builders.categories.bench import last_bench_invocation, split_bench
+from scriptast.builders.categories.custom import parse_custom_env
+from scriptast.builders.commands import user_command
 from scriptast.builders.model_name import from_model_flag, from_test, normalize_model_name
 from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.mounts import plan_mounts, remote_home
-from scriptast.builders.parallelism import last_bench_invocation, split_bench
 from scriptast.builders.pytest_devices import devices_from_ids
 from scriptast.builders.pytest_selection import find_test_target
 from scriptast.builders.request import ExecutionScenario, build_request, read_request_file
-from scriptast.builders.resolve import parse_custom_env, resolve, user_command
+from scriptast.builders.resolve import resolve
 from scriptast.builders.slurm_env import Partition, Pmix, SlurmEnv, load_slurm_env
 from scriptast.builders.slurm_params import gres_gpus, mpi_plugin, time_limit
 from scriptast.errors import InputError, ResolveError
@@ -417,7 +419,7 @@ def test_multi_node_eval_falls_back_to_perf_sanity(site: Site) -> None:
         perf_config_yaml=str(config),
         eval_cmd="trtllm-eval --model m --tp_size 8 mmlu",
     )
-    assert resolved.category == "perf_sanity" and resolved.perf.accuracy
+    assert resolved.category == "perf_sanity" and resolved.work.accuracy
 
 
 @pytest.mark.parametrize(
@@ -500,7 +502,7 @@ def test_pytest_test_path_relative_to_repo_root(site: Site) -> None:
     )
     # the path is written relative to the repository, so the test runs from there
     assert resolved.required_devices == 2
-    assert resolved.test_workdir == str(site.repo)
+    assert resolved.work.workdir == str(site.repo)
 
 
 def test_pytest_limits(site: Site) -> None:
@@ -536,7 +538,7 @@ def test_pytest_test_file_not_found_says_where_it_looked(site: Site) -> None:
 def test_perf_sanity_pytest_uses_test_list(site: Site) -> None:
     test_id = "perf/test_perf_sanity.py::test_e2e[aggr-llama_8b_aggr-llama_8b_tp4]"
     resolved = job(site, workflow_type="pytest", test_cmd=f"pytest {test_id}")
-    assert resolved.category == "perf_sanity" and resolved.perf.test_list == test_id
+    assert resolved.category == "perf_sanity" and resolved.work.test_list == test_id
 
 
 # --- names, paths, commands ---------------------------------------------------------------
@@ -597,9 +599,12 @@ def test_eval_model_rewritten_or_warned(site: Site) -> None:
         workflow_type="eval",
         eval_cmd="trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct gsm8k",
     )
-    assert found.eval.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct" and not found.warnings
+    assert (
+        found.work.command.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct"
+        and not found.warnings
+    )
     missing = job(site, workflow_type="eval", eval_cmd="trtllm-eval --model=org/Absent-1B gsm8k")
-    assert missing.eval.argv[1] == "--model=org/Absent-1B"
+    assert missing.work.command.argv[1] == "--model=org/Absent-1B"
     assert "will try to download" in missing.warnings[0]
 
 
@@ -772,7 +777,7 @@ def test_models_host_from_slurm_env_mounts(site: Site) -> None:
         eval_cmd="trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct gsm8k",
     )
     assert resolved.models_host_path == str(site.models)
-    assert resolved.eval.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct"
+    assert resolved.work.command.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct"
     assert [m.target for m in resolved.mounts][:2] == ["/models", "/lustre"]
 
 

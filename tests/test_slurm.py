@@ -128,7 +128,7 @@ def test_case_runs_under_slurm(
     assert all(s["options"]["container-mounts"] == mounts for s in steps)
     assert all(s["options"]["container-workdir"] == job.project_path for s in steps)
     assert all(s["options"]["container-name"] == job.job_name for s in steps)
-    expected_steps = (1 if job.install else 0) + (2 if job.bench_prepare else 1)
+    expected_steps = (1 if job.install else 0) + (2 if getattr(job.work, "prepare", None) else 1)
     assert len({s["step"] for s in steps}) == expected_steps
     for record in shims.records():
         if job.category == "custom" or (

@@ -250,9 +250,9 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
 
 
 def test_piped_help_is_what_typer_prints_and_loads_no_typer() -> None:
-    from scriptast.help_pages import HELP_REQUESTS, RENDERING_VARIABLES, piped_output
+    from scriptast.help_pages import RENDERING_VARIABLES, help_requests, piped_output
 
-    for arguments in HELP_REQUESTS[::2]:
+    for arguments in help_requests()[::2]:
         assert piped_output(arguments, through="scriptast.entry") == piped_output(arguments)
     env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
     code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.entry import main\nmain()"

@@ -58,8 +58,10 @@ def test_scriptast_alone_prints_the_overview() -> None:
 
 def _help_examples() -> list[str]:
     from scriptast import cli_help
+    from scriptast.builders.categories import CATEGORIES
 
-    texts = [cli_help.OVERVIEW, cli_help.EMIT, *cli_help.WORKFLOW_EXAMPLES.values()]
+    examples = [cli_help.workflow_examples(c.examples) for c in CATEGORIES.values()]
+    texts = [cli_help.OVERVIEW, cli_help.EMIT, *examples]
     return sorted(
         {
             line.strip()[2:]

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
+from scriptast.builders.trail import TrailEntry, explain_table
 from scriptast.slurm import Mount
-
-Category = Literal["pytest", "custom", "eval", "bench", "perf_sanity"]
-SUFFIXES: dict[str, str] = {
-    "pytest": "auto_test",
-    "custom": "custom",
-    "eval": "eval",
-    "bench": "bench",
-    "perf_sanity": "perf_sanity",
-}
 
 
 class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,29 +35,30 @@ class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
     mpi_plugin: str | None
 
 
-class PerfPlan(msgspec.Struct, frozen=True, kw_only=True):
-    """What submit.py is given: a test list, or a config file (+ test name)."""
+class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
+    """What only one category needs; each category's module defines its own, tagged with the
+    category's name (a job's category is its work's tag)."""
 
-    submit_py: str
-    test_list: str | None = None
-    config_file: str | None = None
-    test_name: str | None = None
-    accuracy: bool = False
+    @property
+    def category(self) -> str:
+        """The category this work belongs to: `pytest`, `eval`, `bench`, `custom`, ..."""
+        tag = type(self).__struct_config__.tag
+        assert isinstance(tag, str)
+        return tag
 
+    def commands(self) -> tuple[tuple[str, UserCommand], ...]:
+        """(request field, command) of each user command the job runs."""
+        return ()
 
-class TrailEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One resolved value and where it came from."""
-
-    field: str
-    value: str
-    source: str
+    def extra_requirements(self) -> tuple[str, ...]:
+        """Requirement files the install step adds after requirements-dev.txt."""
+        return ()
 
 
 class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     """A job ready to build; builders read these values and compute nothing of their own."""
 
     request: Request
-    category: Category
     workflow: WorkflowType
     scenario: ExecutionScenario
     model_name: str
@@ -85,28 +78,17 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     pp: int
     ep: int
     install: bool
+    work: Work
     slurm: SlurmParams | None = None
     persistent_mode: bool | None = None
     slurm_env_raw: dict[str, Any] | None = None
-    test: UserCommand | None = None
-    test_workdir: str | None = None
-    eval: UserCommand | None = None
-    eval_requirements: bool = False
-    bench_prepare: UserCommand | None = None
-    bench_run: UserCommand | None = None
-    custom: UserCommand | None = None
-    custom_env: tuple[tuple[str, str], ...] = ()
-    custom_run_script: str | None = None
-    custom_run_script_local: str | None = None
-    custom_script_local: str | None = None
-    perf: PerfPlan | None = None
     warnings: tuple[str, ...] = ()
     trail: tuple[TrailEntry, ...] = ()
 
     @property
-    def suffix(self) -> str:
-        """`auto_test`, `custom`, `eval`, `bench` or `perf_sanity`."""
-        return SUFFIXES[self.category]
+    def category(self) -> str:
+        """The category of the job's work (a multi-node eval's is perf_sanity)."""
+        return self.work.category
 
     @property
     def is_docker(self) -> bool:
@@ -115,9 +97,4 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
 
     def explain(self) -> str:
         """The resolution trail as an aligned table: field, value, source."""
-        rows = [("field", "value", "source"), *((e.field, e.value, e.source) for e in self.trail)]
-        field_width = max(len(row[0]) for row in rows)
-        value_width = min(max(len(row[1]) for row in rows), 40)
-        lines = [f"{f.ljust(field_width)}  {v.ljust(value_width)}  {s}" for f, v, s in rows]
-        lines.insert(1, "-" * (field_width + value_width + 10))
-        return "\n".join(lines) + "\n"
+        return explain_table(self.trail)

@@ -9,14 +9,6 @@ import msgspec
 from scriptast.builders.job import ResolvedJob, SlurmParams
 from scriptast.builders.request import ExecutionScenario
 
-PATTERNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "pytest": (("passed",), ("FAILED", "ERROR")),
-    "eval": (("accuracy:", "score:"), ("AssertionError", "Error")),
-    "bench": (("token/s", "throughput"), ("Error", "Traceback")),
-    "perf_sanity": (("8_done_",), ("FAILED", "Error")),
-    "custom": ((), ("Error", "Traceback")),
-}
-
 
 class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What a launch script written by submit.py says, for the fields that describe it."""
@@ -52,9 +44,17 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     files: dict[str, str] = {}
 
 
+class Patterns(msgspec.Struct, frozen=True):
+    """Strings whose presence in the job's log means success, and failure (the category's)."""
+
+    success: tuple[str, ...]
+    failure: tuple[str, ...]
+
+
 def build_job_spec(
     job: ResolvedJob,
     *,
+    patterns: Patterns,
     script_name: str,
     script_path: str | None,
     extra_files: tuple[str, ...],
@@ -67,21 +67,20 @@ def build_job_spec(
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
     each extra file (remote_slurm)."""
-    success, failure = PATTERNS[job.category]
     pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
     persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
     remote = job.scenario is ExecutionScenario.remote_slurm
     container = launch.container_name if launch else job.job_name
     return JobSpec(
-        workflow_type=job.workflow.value,
+        workflow_type=str(job.workflow),
         model_name=job.model_name,
         execution_scenario=job.scenario.value,
         docker_image=job.image,
         script_path=script_path,
         script_name=script_name,
         log_file_pattern=pattern,
-        success_patterns=success,
-        failure_patterns=failure,
+        success_patterns=patterns.success,
+        failure_patterns=patterns.failure,
         extra_files=extra_files,
         extra_file_destinations=destinations or {},
         slurm_params=job.slurm,

@@ -28,7 +28,7 @@ def container_lines(container: PyxisContainer) -> ArgvLines:
         suffix = f":{container.name_flag}" if container.name_flag else ""
         lines.append(_lit(f"--container-name={container.name}{suffix}"))
     if container.mounts:
-        listed = pyxis_mounts([(m.source, m.target, m.flags) for m in container.mounts])
+        listed = pyxis_mounts(container.mounts)
         lines.append(_lit(f"--container-mounts={listed}"))
     if container.workdir is not None:
         lines.append(_lit(f"--container-workdir={container.workdir}"))

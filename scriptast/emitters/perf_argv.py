@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scriptast.builders.perf_job import PerfSubmit
+from scriptast.builders.perf_submit import PerfSubmit
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.errors import UnsupportedError
 
@@ -24,7 +24,7 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
         "--account", submit.account,
         "--job-name", submit.job_name,
         "--image", submit.image,
-        "--mounts", pyxis_mounts([(m.source, m.target, m.flags) for m in submit.mounts]),
+        "--mounts", pyxis_mounts(submit.mounts),
         "--work-dir", submit.work_dir,
         "--llm-src", submit.llm_src,
         "--llm-models-root", submit.llm_models_root,

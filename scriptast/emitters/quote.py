@@ -8,10 +8,11 @@ represent. Only emitters call these.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from scriptast.errors import QuoteError
 from scriptast.node import RESERVED_WORDS
-from scriptast.slurm import pyxis_path_problem
+from scriptast.slurm import Mount, pyxis_path_problem
 
 _BASH_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*\Z")
 _DOUBLE_QUOTE_UNSAFE = frozenset('"$`\\!')
@@ -147,13 +148,15 @@ def pyxis_path(path: str, what: str) -> str:
     return path
 
 
-def pyxis_mounts(mounts: list[tuple[str, str, tuple[str, ...]]]) -> str:
+def pyxis_mounts(mounts: Iterable[Mount]) -> str:
     """`src:dst[:flag+flag],...` for `--container-mounts`."""
     entries = []
-    for source, target, flags in mounts:
-        entry = f"{pyxis_path(source, 'mount source')}:{pyxis_path(target, 'mount target')}"
-        if flags:
-            entry += ":" + "+".join(flags)
+    for mount in mounts:
+        entry = (
+            f"{pyxis_path(mount.source, 'mount source')}:{pyxis_path(mount.target, 'mount target')}"
+        )
+        if mount.flags:
+            entry += ":" + "+".join(mount.flags)
         entries.append(entry)
     return ",".join(entries)
 

@@ -13,7 +13,7 @@ def emit_summary(job: ResolvedJob, job_spec_path: str, script: str) -> str:
     return (
         f"Generated: {job_spec_path}\n"
         f"Script: {script}\n"
-        f"Workflow: {job.workflow.value}\n"
+        f"Workflow: {job.workflow}\n"
         f"Model: {job.model_name}\n"
         f"Docker image: {job.image}\n"
         f"Devices: {job.required_devices} {gpus} across {nodes} {node_word}\n"

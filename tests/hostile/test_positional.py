@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.builders.perf_job import PerfSubmit
+from scriptast.builders.perf_submit import PerfSubmit
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.errors import ModelError, UnsupportedError
 from scriptast.slurm import PyxisContainer

@@ -1,5 +1,5 @@
-"""Category 4, perf_sanity: the typed submit.py invocation with the job's final paths, the files
-that must exist before it runs (a config it embeds), and the eval-fallback accuracy config."""
+"""submit.py's call as typed values, the config copy it must find first, and the config rules it
+needs: the runtime mode, the eval-fallback accuracy config, the config a test id names."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.file_names import check_component
 from scriptast.builders.job import ResolvedJob
-from scriptast.builders.request import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.slurm import Mount
 from scriptast.text_files import read_text_file, yaml_problem
@@ -129,66 +127,13 @@ def accuracy_config(path: str) -> dict[str, Any]:
     return data
 
 
-def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
-    """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
-    local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
-    assert job.perf is not None and job.slurm is not None
-    remote = job.scenario is ExecutionScenario.remote_slurm
-    perf = job.perf
-    copy: ConfigCopy | None = None
-    config, test_name, test_list = perf.config_file, perf.test_name, perf.test_list
-    mode: str | None = None
-    benchmark_mode: str | None = None
-    if config is None and remote:
-        config, test_name, mode, benchmark_mode = _config_of_test_id(job, test_list or "")
-        test_list = None
-    if config is not None:
-        if perf.accuracy:
-            stem = posixpath.splitext(posixpath.basename(config))[0]
-            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_config(config))
-            mode = "disaggregated"  # accuracy_config refuses any other
-        elif remote:
-            text = read_text_file(config, "perf_config_yaml")
-            copy = ConfigCopy(name=posixpath.basename(config), text=text)
-        mode = mode or runtime_mode(load_config(config), config)
-    if copy is not None:
-        check_component(copy.name, "perf config copy")
-        config = posixpath.join(job.log_dir, copy.name)
-    draft = None
-    if remote:
-        assert mode is not None
-        draft = _local_file(job.repo_root, DRAFT.format(mode=mode), "the launch draft")
-    submit = PerfSubmit(
-        python="python3",
-        submit_py=perf.submit_py,
-        partition=job.slurm.partition,
-        account=job.slurm.account,
-        job_name=job.job_name,
-        image=job.image_enroot,
-        mounts=job.mounts,
-        work_dir=job.log_dir,
-        llm_src=job.project_path,
-        llm_models_root=job.llm_models_root,
-        launch_sh=launch_sh,
-        time=job.slurm.time_limit,
-        test_list=test_list if config is None else None,
-        config_file=config,
-        test_name=test_name,
-        benchmark_mode=benchmark_mode,
-        draft_launch_sh=draft,
-        install_mode=job.request.install_mode,
-        wheel_path=job.request.wheel_path,
-    )
-    return SubmitPlan(submit=submit, copy=copy)
-
-
 def precheck_path(job: ResolvedJob) -> str:
     """Where submit.py finds precheck_config for a remote job: the local checkout (it looks
     under --llm-src, a cluster path)."""
     return posixpath.join(job.repo_root, PRECHECK)
 
 
-def _config_of_test_id(job: ResolvedJob, test_id: str) -> tuple[str, str | None, str, str | None]:
+def config_of_test_id(repo_root: str, test_id: str) -> tuple[str, str | None, str, str | None]:
     """The local config a perf-sanity test id names, its server name, runtime mode and
     benchmark mode: a remote job carries the config itself (submit.py reads it here)."""
     inside = test_id.rsplit("[", 1)[-1].split("]", 1)[0] if "[" in test_id else ""
@@ -205,11 +150,11 @@ def _config_of_test_id(job: ResolvedJob, test_id: str) -> tuple[str, str | None,
             "[aggr-<config>-<server>] or [disagg-<mode>-<config>]; pass --perf-config-yaml"
         )
     relative = f"{CONFIG_FOLDERS[mode]}/{stem}.yaml"
-    config = _local_file(job.repo_root, relative, "the perf-sanity config")
+    config = local_file(repo_root, relative, "the perf-sanity config")
     return config, name, mode, benchmark_mode
 
 
-def _local_file(repo_root: str, relative: str, what: str) -> str:
+def local_file(repo_root: str, relative: str, what: str) -> str:
     path = posixpath.join(repo_root, relative)
     if not Path(path).is_file():
         raise ResolveError(f"{what} {path} does not exist in repo_root")

@@ -1,0 +1,195 @@
+"""Category 6, bench: trtllm-bench on one node, a prepare step and a run step split at the `&&`."""
+
+from __future__ import annotations
+
+import posixpath
+
+from scriptast.builders import common
+from scriptast.builders import model_name as names
+from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
+from scriptast.builders.commands import user_command
+from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.parallelism import Parallelism, Sourced, int_flag, single_node
+from scriptast.builders.request import Request
+from scriptast.builders.trail import Trail
+from scriptast.errors import ResolveError
+from scriptast.readers.shellwords import split_top_level, tokenize
+from scriptast.script import Statement
+from scriptast.statements import ShellStatement
+
+
+class BenchWork(Work, frozen=True, kw_only=True, tag="bench"):
+    """The prepare step (one task, None when the command has no `&&`) and the run step."""
+
+    prepare: UserCommand | None = None
+    run: UserCommand
+
+    def commands(self) -> tuple[tuple[str, UserCommand], ...]:
+        steps = (self.prepare, self.run) if self.prepare else (self.run,)
+        return tuple(("bench_cmd", step) for step in steps)
+
+
+def _work(job: ResolvedJob) -> BenchWork:
+    assert isinstance(job.work, BenchWork)
+    return job.work
+
+
+def check_request(request: Request) -> None:
+    """bench_cmd is required."""
+    if not request.bench_cmd:
+        raise ResolveError("bench_cmd is required for workflow_type bench")
+
+
+def last_bench_invocation(bench_cmd: str) -> list[str]:
+    """The words of the LAST `trtllm-bench` invocation, up to the next operator."""
+    tokens = tokenize(bench_cmd, "bench_cmd")
+    starts = [
+        i
+        for i, t in enumerate(tokens)
+        if t.kind == "word" and posixpath.basename(t.value) == "trtllm-bench"
+    ]
+    if not starts:
+        raise ResolveError(f"bench_cmd has no trtllm-bench invocation: {bench_cmd!r}")
+    found: list[str] = []
+    for token in tokens[starts[-1] :]:
+        if token.kind != "word":
+            break
+        found.append(token.value)
+    return found
+
+
+def split_bench(bench_cmd: str) -> tuple[str | None, str]:
+    """(prepare step, run step) at the one top-level `&&`; no `&&` means no prepare step."""
+    pieces = split_top_level(bench_cmd, "&&", "bench_cmd")
+    if len(pieces) > 2:
+        raise ResolveError(
+            f"bench_cmd has {len(pieces) - 1} top-level '&&'; it must be one prepare command "
+            "&& one run command (or just the run command)"
+        )
+    if any(not piece for piece in pieces):
+        raise ResolveError(f"bench_cmd has an empty command around '&&': {bench_cmd!r}")
+    if len(pieces) == 1:
+        return None, pieces[0]
+    _check_binds_to_the_and(pieces[1])
+    return pieces[0], pieces[1]
+
+
+def _check_binds_to_the_and(run: str) -> None:
+    """The run step is what bash runs after the `&&` only when no list separator follows:
+    in `prep && run; more`, bash runs `more` even when `prep` fails."""
+    tokens = tokenize(run, "bench_cmd")
+    for index, token in enumerate(tokens):
+        if token.kind == "op" and token.value in (";", "\n", "||", "&", ";;"):
+            if token.value == "\n" and all(t.value == "\n" for t in tokens[index:]):
+                continue
+            shown = "a newline" if token.value == "\n" else repr(token.value)
+            raise ResolveError(
+                f"bench_cmd has {shown} after its top-level '&&', so bash would not run all "
+                "of the rest only after the prepare step: give `prepare && run` with one "
+                "command (or pipeline) on each side"
+            )
+
+
+def bench_parallelism(bench_cmd: str, gpus_per_node: Sourced | None) -> Parallelism:
+    """bench: --tp/--pp/--ep of the last trtllm-bench invocation; single node only."""
+    argv = last_bench_invocation(bench_cmd)
+    tp = int_flag(argv, "--tp", 1, "bench_cmd")
+    pp = int_flag(argv, "--pp", 1, "bench_cmd")
+    ep = int_flag(argv, "--ep", 0, "bench_cmd")
+    world = tp.value * pp.value
+    if gpus_per_node is not None and world > gpus_per_node.value:
+        raise ResolveError(
+            f"world_size = {world} (tp {tp.value} * pp {pp.value}) exceeds gpus_per_node = "
+            f"{gpus_per_node.value} ({gpus_per_node.source}); "
+            "multi-node trtllm-bench is not supported."
+        )
+    devices = Sourced(world, f"tp * pp = {tp.value} * {pp.value}")
+    return Parallelism(devices, world, tp, pp, ep, *single_node(world))
+
+
+def resolve(facts: Facts, trail: Trail) -> Resolution:
+    """tp/pp/ep of the last trtllm-bench invocation; the prepare and run steps."""
+    request = facts.request
+    assert request.bench_cmd is not None
+    par = bench_parallelism(request.bench_cmd, facts.gpus_per_node)
+    if par.ep.value > 1 and par.tp.value % par.ep.value:
+        trail.warn(
+            f"bench_cmd asks for --ep {par.ep.value} with --tp {par.tp.value}: TRT-LLM "
+            "splits the tensor-parallel ranks into expert-parallel groups (ep must divide "
+            f"tp), so the job gets {par.world_size} GPU(s) and trtllm-bench will refuse "
+            f"it; did you mean --tp {par.ep.value} --ep {par.ep.value}?"
+        )
+    prepare, run = split_bench(request.bench_cmd)
+    work = BenchWork(
+        prepare=user_command(prepare, "bench_cmd") if prepare else None,
+        run=user_command(run, "bench_cmd"),
+    )
+    trail.add("bench_prepare", prepare or "(none)", "bench_cmd before the top-level &&")
+    trail.add("bench_run", run, "bench_cmd after the top-level &&" if prepare else "bench_cmd")
+    return Resolution(
+        work=work,
+        parallelism=par,
+        derived_name=names.from_model_flag(request.bench_cmd, "bench_cmd"),
+        world_source="tp * pp",
+        gpus_per_node=facts.gpus_per_node,
+        gres_need=par.ntasks_per_node,
+    )
+
+
+def build_slurm(job: ResolvedJob) -> SlurmScripts:
+    """Install, prepare (one task, no --mpi), run (world_size tasks, --mpi iff more than one);
+    with tp 2 the run step is `srun -l --ntasks=2 --mpi=<plugin> ... bash -c '...
+    trtllm-llmapi-launch trtllm-bench --model m throughput --tp 2'`."""
+    work = _work(job)
+    assert job.slurm is not None
+    steps: list[Statement] = []
+    if work.prepare is not None:
+        steps.append(
+            common.task_step(
+                job,
+                1,
+                None,
+                common.clear_mpi_env(common.KEEP_RANK_AND_LOCAL),
+                common.models_root_export(job),
+                common.run_command(work.prepare),
+            )
+        )
+    multi = job.world_size > 1
+    run_body: list[ShellStatement] = (
+        [] if multi else [common.clear_mpi_env(common.KEEP_RANK_AND_LOCAL)]
+    )
+    prefix = common.with_launcher(work.run, job.world_size)
+    run_body += [common.models_root_export(job), common.run_command(work.run, prefix)]
+    mpi = job.slurm.mpi_plugin if multi else None
+    run = common.task_step(job, job.world_size, mpi, *run_body)
+    steps += common.exit_capture(run, "Bench")
+    return SlurmScripts(main=common.slurm_script(job, "TRT-LLM trtllm-bench job", tuple(steps)))
+
+
+def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
+    """The prepare step, then the run step."""
+    work = _work(job)
+    prepare = (common.run_command(work.prepare),) if work.prepare else ()
+    return (*prepare, common.run_command(work.run))
+
+
+CATEGORY = Category(
+    name="bench",
+    suffix="bench",
+    cli_name="bench",
+    cli_help="Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'.",
+    docs="Category 6: `trtllm-bench`: a prepare step and a run step, split at the top `&&`.",
+    examples=(
+        "scriptast emit bench <slurm> --bench-cmd 'trtllm-bench --model meta-llama/Llama-3.1-8B "
+        "prepare-dataset --output /tmp/d.json token-norm-dist --num-requests 8 && trtllm-bench "
+        "--model meta-llama/Llama-3.1-8B throughput --dataset /tmp/d.json --tp 2'",
+        "scriptast emit bench --request examples/bench_remote_slurm.json --explain",
+    ),
+    options=("bench_cmd",),
+    success_patterns=("token/s", "throughput"),
+    failure_patterns=("Error", "Traceback"),
+    check_request=check_request,
+    resolve=resolve,
+    build_slurm=build_slurm,
+    docker_commands=docker_commands,
+)

@@ -1,0 +1,201 @@
+"""Category 4, perf_sanity: the repository's submit.py writes the launch script from a perf config
+(or a perf-sanity test id) with the job's final paths; a multi-node eval comes here too."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+
+from scriptast.builders import model_name as names
+from scriptast.builders.category import Category, Facts, Resolution
+from scriptast.builders.file_names import check_component
+from scriptast.builders.job import ResolvedJob, Work
+from scriptast.builders.parallelism import Parallelism, Sourced
+from scriptast.builders.perf_submit import (
+    DRAFT,
+    ConfigCopy,
+    PerfSubmit,
+    SubmitPlan,
+    accuracy_config,
+    config_of_test_id,
+    load_config,
+    local_file,
+    runtime_mode,
+)
+from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
+from scriptast.builders.trail import Trail
+from scriptast.errors import ResolveError
+from scriptast.text_files import read_text_file
+
+SUBMIT_PY = "jenkins/scripts/perf/local/submit.py"
+
+
+class PerfWork(Work, frozen=True, kw_only=True, tag="perf_sanity"):
+    """What submit.py is given: a test list, or a config file (+ test name); `accuracy` for a
+    multi-node eval (the config gets its accuracy test turned on)."""
+
+    submit_py: str
+    test_list: str | None = None
+    config_file: str | None = None
+    test_name: str | None = None
+    accuracy: bool = False
+
+
+def _work(job: ResolvedJob) -> PerfWork:
+    assert isinstance(job.work, PerfWork)
+    return job.work
+
+
+def require_file(path: str | None, field: str) -> str:
+    """`path`, which must name a file; else the error names `field`."""
+    if not path:
+        raise ResolveError(f"{field} is required here (--{field.replace('_', '-')})")
+    if not Path(path).is_file():
+        raise ResolveError(f"{field} {path} does not exist or is not a file")
+    return path
+
+
+def _submit_py(request: Request) -> str:
+    return require_file(str(Path(request.repo_root) / SUBMIT_PY), "submit.py")
+
+
+def _sized_by_submit() -> Parallelism:
+    one = Sourced(1, "derived by submit.py from the config")
+    return Parallelism(one, 1, one, one, Sourced(0, "submit.py"), 1, 1, 1)
+
+
+def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
+    """submit.py's input (a config, or the test id of a pytest command) and the model name."""
+    submit = _submit_py(request)
+    if request.perf_config_yaml:
+        config = require_file(request.perf_config_yaml, "perf_config_yaml")
+        trail.add("perf_config_yaml", config, "input perf_config_yaml")
+        work = PerfWork(submit_py=submit, config_file=config, test_name=request.perf_test_name)
+        return work, names.from_config(config)
+    if request.workflow_type is WorkflowType.pytest and request.test_cmd:
+        from scriptast.builders.pytest_selection import find_test_target
+
+        target = find_test_target(request.test_cmd)
+        test_list = "::".join([target.path, *target.names]) + (
+            f"[{target.param_id}]" if target.param_id else ""
+        )
+        trail.add("test_list", test_list, "perf-sanity test id in test_cmd")
+        model = names.normalize_model_name(target.param_id or "") or "perf_sanity"
+        return PerfWork(submit_py=submit, test_list=test_list), model
+    raise ResolveError(
+        "perf_config_yaml is required for workflow_type perf_sanity (--perf-config-yaml)"
+    )
+
+
+def resolve(facts: Facts, trail: Trail) -> Resolution:
+    """submit.py derives every Slurm parameter from the config's hardware section."""
+    work, model = _plan(facts.request, trail)
+    return Resolution(
+        work=work,
+        parallelism=_sized_by_submit(),
+        derived_name=model,
+        world_source="required_devices",
+        gpus_per_node=facts.gpus_per_node,
+        gres_need=None,
+    )
+
+
+def eval_fallback(
+    request: Request, par: Parallelism, per_node: Sourced | None, trail: Trail
+) -> PerfWork:
+    """A multi-node eval: not a Category 5 script but the perf-sanity path with accuracy on."""
+    if not request.perf_config_yaml:
+        raise ResolveError(
+            f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
+            f"{per_node.value if per_node else '?'}), but trtllm-eval is single-node only; pass "
+            "--perf-config-yaml to run it through the perf-sanity path with "
+            "accuracy.enable_accuracy_test: true"
+        )
+    config = require_file(request.perf_config_yaml, "perf_config_yaml")
+    trail.add("category", "perf_sanity", f"eval over {par.nodes} nodes falls back to perf-sanity")
+    return PerfWork(
+        submit_py=_submit_py(request),
+        config_file=config,
+        test_name=request.perf_test_name,
+        accuracy=True,
+    )
+
+
+def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
+    """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
+    local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
+    perf = _work(job)
+    assert job.slurm is not None
+    remote = job.scenario is ExecutionScenario.remote_slurm
+    copy: ConfigCopy | None = None
+    config, test_name, test_list = perf.config_file, perf.test_name, perf.test_list
+    mode: str | None = None
+    benchmark_mode: str | None = None
+    if config is None and remote:
+        config, test_name, mode, benchmark_mode = config_of_test_id(job.repo_root, test_list or "")
+        test_list = None
+    if config is not None:
+        if perf.accuracy:
+            stem = posixpath.splitext(posixpath.basename(config))[0]
+            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_config(config))
+            mode = "disaggregated"  # accuracy_config refuses any other
+        elif remote:
+            text = read_text_file(config, "perf_config_yaml")
+            copy = ConfigCopy(name=posixpath.basename(config), text=text)
+        mode = mode or runtime_mode(load_config(config), config)
+    if copy is not None:
+        check_component(copy.name, "perf config copy")
+        config = posixpath.join(job.log_dir, copy.name)
+    draft = None
+    if remote:
+        assert mode is not None
+        draft = local_file(job.repo_root, DRAFT.format(mode=mode), "the launch draft")
+    submit = PerfSubmit(
+        python="python3",
+        submit_py=perf.submit_py,
+        partition=job.slurm.partition,
+        account=job.slurm.account,
+        job_name=job.job_name,
+        image=job.image_enroot,
+        mounts=job.mounts,
+        work_dir=job.log_dir,
+        llm_src=job.project_path,
+        llm_models_root=job.llm_models_root,
+        launch_sh=launch_sh,
+        time=job.slurm.time_limit,
+        test_list=test_list if config is None else None,
+        config_file=config,
+        test_name=test_name,
+        benchmark_mode=benchmark_mode,
+        draft_launch_sh=draft,
+        install_mode=job.request.install_mode,
+        wheel_path=job.request.wheel_path,
+    )
+    return SubmitPlan(submit=submit, copy=copy)
+
+
+CATEGORY = Category(
+    name="perf_sanity",
+    suffix="perf_sanity",
+    cli_name="perf-sanity",
+    cli_help="Category 4: run the repo's submit.py on a perf config.",
+    docs="Category 4: the repository's `submit.py` writes `slurm_launch.sh` (and "
+    "`test_list.txt`) with the job's final paths; scriptast takes back what it wrote, writes it "
+    "all or nothing with job_spec.json, and reads `slurm_params`, `container_name` and the "
+    "summary back from the launch script. For remote_slurm it gets the local launch draft and "
+    "the cluster `--work-dir`/`--llm-src`; what it writes under the cluster work dir on this "
+    "machine is moved into work_dir and listed in `extra_files` with its cluster path. "
+    "submit.py names its container after the time it ran (shown as `<timestamp>`).",
+    examples=(
+        "scriptast emit perf-sanity <slurm> --perf-config-yaml "
+        "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml "
+        "--perf-test-name llama_8b_tp4",
+        "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
+    ),
+    options=("perf_config_yaml", "perf_test_name"),
+    success_patterns=("8_done_",),
+    failure_patterns=("FAILED", "Error"),
+    resolve=resolve,
+    submit=plan_submit,
+    docker_refusal="perf_sanity (benchmark) jobs need Slurm: local_docker is not supported",
+)

@@ -1,0 +1,205 @@
+"""Category 2, pytest: a test id on one node, its GPUs and MPI ranks read from the test's marks."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from scriptast.builders import common
+from scriptast.builders import model_name as names
+from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
+from scriptast.builders.commands import user_command
+from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.parallelism import Parallelism, Sourced, check_max, requested_devices
+from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.trail import Trail
+from scriptast.errors import ResolveError
+from scriptast.statements import ShellStatement, cmd
+
+if TYPE_CHECKING:
+    from scriptast.builders.pytest_selection import Selection
+
+
+class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
+    """The test command and the folder it runs in (None: the project folder)."""
+
+    test: UserCommand
+    workdir: str | None = None
+
+    def commands(self) -> tuple[tuple[str, UserCommand], ...]:
+        return (("test_cmd", self.test),)
+
+
+def _work(job: ResolvedJob) -> PytestWork:
+    assert isinstance(job.work, PytestWork)
+    return job.work
+
+
+def check_request(request: Request) -> None:
+    """test_cmd is required."""
+    if not request.test_cmd:
+        raise ResolveError("test_cmd is required for workflow_type pytest")
+
+
+def route(request: Request) -> str | None:
+    """A perf-sanity test (or a perf config) goes the perf_sanity way."""
+    text = request.test_cmd or ""
+    if "perf-sanity" in text or "perf_sanity" in text or request.perf_config_yaml:
+        return "perf_sanity"
+    return None
+
+
+def pytest_parallelism(
+    file_devices: Sourced | None,
+    required_devices: int | None,
+    node_count: int | None,
+    gpus_per_node: Sourced | None,
+    mpi_ranks: Sourced | None = None,
+) -> Parallelism:
+    """pytest: devices from the test file, else the input, else 1; one node; one task, or
+    one per MPI rank a `skip_less_mpi_world_size(N)` test needs (each rank a GPU)."""
+    devices = file_devices or requested_devices(required_devices)
+    ranks = mpi_ranks.value if mpi_ranks is not None and mpi_ranks.value > 1 else 1
+    if ranks > devices.value:
+        devices = Sourced(ranks, f"{mpi_ranks.source if mpi_ranks else ''} (one GPU a rank)")
+    check_max(devices, "pytest")
+    if gpus_per_node is not None and devices.value > gpus_per_node.value:
+        raise ResolveError(
+            f"required_devices = {devices.value} exceeds gpus_per_node = {gpus_per_node.value} "
+            f"({gpus_per_node.source}); pytest does not support multi-node execution."
+        )
+    if node_count is not None and node_count > 1:
+        raise ResolveError(
+            f"node_count = {node_count}: pytest is always single-node (node_count must be 1)."
+        )
+    one = Sourced(1, "default")
+    source = mpi_ranks.source if ranks > 1 and mpi_ranks else None
+    return Parallelism(
+        devices, ranks, one, one, Sourced(0, "default"), 1, ranks, ranks, ranks_source=source
+    )
+
+
+class _Needs(msgspec.Struct, frozen=True):
+    devices: Sourced | None
+    ranks: Sourced | None
+
+
+def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
+    """GPUs and MPI ranks the selected tests need, the largest over every test; what the
+    command selects that cannot be read falls back to required_devices (else 1)."""
+    from scriptast.builders.pytest_devices import Need, read_needs
+
+    devices: list[Need] = []
+    ranks: list[Need] = []
+    for located in selection.files:
+        trail.add("test_file", located.path, f"test path in test_cmd ({located.form})")
+        needs = read_needs(located.path, located.target)
+        devices += [needs.devices] if needs.devices else []
+        ranks += [needs.ranks] if needs.ranks else []
+    found = max(devices, key=lambda n: n.count) if devices else None
+    file_devices = Sourced(found.count, found.source) if found else None
+    if selection.uninspected:
+        given = request.required_devices
+        fallback = Sourced(given or 1, "input required_devices" if given else "default")
+        what = ", ".join(selection.uninspected)
+        trail.warn(
+            f"test_cmd selects tests scriptast cannot read ({what}); required_devices = "
+            f"{fallback.value} ({fallback.source})"
+            + (f", or {found.count} from the files it names" if found else "")
+            + " is used: pass --required-devices if the selected tests need more"
+        )
+        if file_devices is None or fallback.value > file_devices.value:
+            file_devices = fallback
+    elif not selection.files:
+        raise ResolveError(
+            f"test_cmd {request.test_cmd!r} names no test file (a path ending in .py) "
+            "and selects no test"
+        )
+    rank_need = max(ranks, key=lambda n: n.count) if ranks else None
+    return _Needs(file_devices, Sourced(rank_need.count, rank_need.source) if rank_need else None)
+
+
+def resolve(facts: Facts, trail: Trail) -> Resolution:
+    """GPUs and MPI ranks, the largest over every selected test; the folder the test runs in."""
+    from scriptast.builders.pytest_selection import read_selection, run_folder
+
+    request = facts.request
+    assert request.test_cmd is not None
+    selection = read_selection(request.test_cmd, request.repo_root)
+    needs = _needs(request, selection, trail)
+    par = pytest_parallelism(
+        needs.devices,
+        request.required_devices,
+        request.node_count,
+        facts.gpus_per_node,
+        needs.ranks,
+    )
+    if par.world_size > 1 and request.execution_scenario is ExecutionScenario.local_docker:
+        raise ResolveError(
+            f"{par.ranks_source} needs {par.world_size} MPI ranks, and local_docker runs one "
+            "process; run it on Slurm (local_slurm or remote_slurm), where each rank is a task"
+        )
+    folder = run_folder(selection, request.repo_root)
+    workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
+    tested = selection.files[0].target.names if selection.files else ()
+    return Resolution(
+        work=PytestWork(test=user_command(request.test_cmd, "test_cmd"), workdir=workdir),
+        parallelism=par,
+        derived_name=names.from_test(tested),
+        world_source=par.ranks_source or "one task",
+        ntasks_source="MPI ranks, as TRT-LLM's CI runs such tests" if par.ntasks > 1 else "1",
+        gpus_per_node=facts.gpus_per_node,
+        gres_need=par.required_devices.value,
+    )
+
+
+def build_slurm(job: ResolvedJob) -> SlurmScripts:
+    """Install, then one task that runs test_cmd with MPI cleared; a test that needs N MPI
+    ranks (`skip_less_mpi_world_size(N)`) runs as TRT-LLM's CI runs it under Slurm: N tasks
+    under `--mpi`, each `trtllm-llmapi-launch pytest ...`. The one-task step's payload is
+    `nvidia-smi`, the MPI-variable loop, `export LLM_MODELS_ROOT=...`, `cd` into the test
+    folder and the test command."""
+    work = _work(job)
+    assert job.slurm is not None
+    ranks = job.world_size
+    body: list[ShellStatement] = [cmd("nvidia-smi")]
+    if ranks == 1:
+        body.append(common.clear_mpi_env(common.KEEP_RANK))
+    body.append(common.models_root_export(job))
+    if work.workdir:
+        body.append(cmd("cd", work.workdir))
+    body.append(common.run_command(work.test, common.with_launcher(work.test, ranks)))
+    step = common.task_step(job, ranks, job.slurm.mpi_plugin if ranks > 1 else None, *body)
+    script = common.slurm_script(job, "TRT-LLM pytest job", common.exit_capture(step, "Test"))
+    return SlurmScripts(main=script)
+
+
+def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
+    """`cd` into the test folder, then the test command."""
+    work = _work(job)
+    found: list[ShellStatement] = [cmd("cd", work.workdir)] if work.workdir else []
+    return (*found, common.run_command(work.test))
+
+
+CATEGORY = Category(
+    name="pytest",
+    suffix="auto_test",
+    cli_name="pytest",
+    cli_help="Category 2: run a pytest test id on one node.",
+    docs="Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks.",
+    examples=(
+        "scriptast emit pytest <slurm> --test-cmd 'pytest -v accuracy/test_llm_api_pytorch.py::"
+        "TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]'",
+        "scriptast emit pytest --request examples/pytest_remote_slurm.json",
+    ),
+    options=("test_cmd", "perf_config_yaml", "perf_test_name"),
+    success_patterns=("passed",),
+    failure_patterns=("FAILED", "ERROR"),
+    check_request=check_request,
+    route=route,
+    resolve=resolve,
+    build_slurm=build_slurm,
+    docker_commands=docker_commands,
+)

@@ -1,0 +1,97 @@
+"""The record each workflow category fills in: its rule, builders, patterns, suffix and help."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import msgspec
+
+from scriptast.builders.job import ResolvedJob, Work
+from scriptast.builders.parallelism import Parallelism, Sourced
+from scriptast.builders.perf_submit import SubmitPlan
+from scriptast.builders.request import Request
+from scriptast.builders.trail import Trail
+from scriptast.script import Script
+from scriptast.statements import ShellStatement
+
+
+class Facts(msgspec.Struct, frozen=True, kw_only=True):
+    """The shared values resolution has settled when it hands over to the category."""
+
+    request: Request
+    project: str
+    log_dir: str
+    is_slurm: bool
+    gpus_per_node: Sourced | None
+    models_host_path: str | None
+
+
+class Resolution(msgspec.Struct, frozen=True, kw_only=True):
+    """What a category's rule returns. `gres_need` is the GPUs a node's `--gres` asks for, or
+    None when the category does not size the job (submit.py does: no --gres or --mpi then)."""
+
+    work: Work
+    parallelism: Parallelism
+    derived_name: str | None
+    world_source: str
+    ntasks_source: str = "world_size"
+    gpus_per_node: Sourced | None
+    gres_need: int | None
+
+
+class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
+    """Folders the category needs mounted besides models, home and project, and the words
+    the trail adds for them."""
+
+    folders: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+
+
+class SlurmScripts(msgspec.Struct, frozen=True, kw_only=True):
+    """A category's Slurm output: the batch script and other scripts by file name (written
+    first, and listed in job_spec's extra_files with `extra_files`)."""
+
+    main: Script
+    others: tuple[tuple[str, Script], ...] = ()
+    extra_files: tuple[str, ...] = ()
+
+
+def _accept(request: Request) -> None:
+    """No check before the shared rules."""
+
+
+def _stay(request: Request) -> str | None:
+    """The request stays in its workflow's category."""
+    return None
+
+
+def _no_folders(request: Request, log_dir: str) -> MountFolders:
+    return MountFolders()
+
+
+@dataclass(frozen=True)
+class Category:
+    """One workflow category. `check_request` runs first, `route` may hand the request to
+    another category, `mount_folders` adds mounts, `resolve` runs after the shared rules.
+    Slurm output comes from `build_slurm` (scripts), or from `submit` (a submit.py call
+    given the launch script's path, which writes it); `docker_commands` is the payload of
+    `docker run`, and without it `docker_refusal` is the error for local_docker."""
+
+    name: str
+    suffix: str
+    cli_name: str
+    cli_help: str
+    docs: str
+    examples: tuple[str, ...]
+    options: tuple[str, ...]
+    success_patterns: tuple[str, ...]
+    failure_patterns: tuple[str, ...]
+    resolve: Callable[[Facts, Trail], Resolution]
+    check_request: Callable[[Request], None] = _accept
+    route: Callable[[Request], str | None] = _stay
+    mount_folders: Callable[[Request, str], MountFolders] = _no_folders
+    build_slurm: Callable[[ResolvedJob], SlurmScripts] | None = None
+    submit: Callable[[ResolvedJob, str], SubmitPlan] | None = None
+    docker_commands: Callable[[ResolvedJob], tuple[ShellStatement, ...]] | None = None
+    docker_refusal: str = ""

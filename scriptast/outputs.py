@@ -1,0 +1,46 @@
+"""What one emit produces: the files to write and what job_spec.json and the summary say."""
+
+from __future__ import annotations
+
+import msgspec
+
+from scriptast.builders.job import ResolvedJob
+from scriptast.builders.job_spec import JobSpec, LaunchFacts
+from scriptast.docker import DockerRun
+
+
+class OutputFile(msgspec.Struct, frozen=True):
+    """One file to write: absolute path, text, executable bit."""
+
+    path: str
+    text: str
+    executable: bool = False
+
+
+class Made(msgspec.Struct, frozen=True, kw_only=True):
+    """A job's files before job_spec.json: the main script last, the local paths job_spec
+    lists as extra files (and their cluster paths), and what a launch script it did not
+    write says (`launch`), or the docker command."""
+
+    job: ResolvedJob
+    files: tuple[OutputFile, ...]
+    main: OutputFile
+    script_path: str | None
+    extra: tuple[str, ...] = ()
+    destinations: dict[str, str] = {}
+    launch: LaunchFacts | None = None
+    docker_run: DockerRun | None = None
+    docker_cmd: str | None = None
+    submit_argv: tuple[str, ...] = ()
+
+
+class Output(msgspec.Struct, frozen=True):
+    """Everything one request produces."""
+
+    job: ResolvedJob
+    files: tuple[OutputFile, ...]
+    job_spec: JobSpec
+    main_script: str
+    summary: str
+    submit_argv: tuple[str, ...] = ()
+    docker_run: DockerRun | None = None

@@ -1,0 +1,117 @@
+"""A job whose launch script submit.py writes: run it with the final paths under the work_dir
+lock (scriptast.submit_run takes what it wrote back and puts the disk back), then read the
+launch script for the values job_spec.json and the summary report."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+
+import msgspec
+
+from scriptast.builders.job import ResolvedJob, SlurmParams
+from scriptast.builders.job_spec import LaunchFacts
+from scriptast.builders.perf_submit import LAUNCH_SH, SubmitPlan, precheck_path
+from scriptast.builders.slurm_env import SlurmEnv
+from scriptast.builders.trail import TrailEntry
+from scriptast.emitters.perf_argv import submit_argv
+from scriptast.emitters.perf_config import emit_perf_config
+from scriptast.errors import ResolveError
+from scriptast.outputs import Made, OutputFile
+from scriptast.readers.launch_readback import read_launch_script
+from scriptast.submit_run import Staged, Watched, run_submit
+
+
+def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> Made:
+    """Run submit.py with the final paths (see scriptast.submit_run: what it writes is taken
+    back into the output and the disk put back), then read its launch script for the values
+    job_spec.json and the summary report."""
+    assert job.slurm is not None
+    remote = job.log_dir != job.work_dir
+    launch = posixpath.join(job.work_dir, LAUNCH_SH)
+    plan = plan_submit(job, launch)
+    argv = submit_argv(plan.submit)
+    watched = [Watched(path=job.work_dir)]
+    if remote:
+        watched.append(Watched(path=job.log_dir, remote=job.log_dir))
+    staged = []
+    if plan.copy is not None:
+        copy = plan.copy
+        text = copy.text if copy.data is None else emit_perf_config(copy.data)
+        assert text is not None
+        staged.append(Staged(path=posixpath.join(job.log_dir, copy.name), text=text))
+    # resolve read and checked slurm_env.json already; its object is in the job
+    env = msgspec.convert(job.slurm_env_raw, type=SlurmEnv)
+    taken = run_submit(
+        argv,
+        cwd=job.repo_root,
+        work_dir=job.work_dir,
+        watched=watched,
+        staged=staged,
+        slurm_env=env,
+        extra_env={"PYTHONPATH": precheck_path(job)} if remote else {},
+    )
+    files: dict[str, OutputFile] = {}
+    destinations: dict[str, str] = {}
+    for _folder, item in taken:
+        path = posixpath.join(job.work_dir, item.relative)
+        if path in files:
+            raise ResolveError(f"submit.py wrote {item.relative} in two places")
+        files[path] = OutputFile(path, item.text, item.executable)
+        if item.remote is not None:
+            destinations[path] = item.remote
+    main = files.pop(launch, None)
+    if main is None:
+        raise ResolveError(f"submit.py exited 0 but did not write {launch}")
+    read, container_name, pattern = _read_launch(main.text, job)
+    main = OutputFile(main.path, main.text, executable=True)
+    others = tuple(files[path] for path in sorted(files))
+    return Made(
+        job=read,
+        files=(*others, main),
+        main=main,
+        script_path=main.path,
+        extra=tuple(f.path for f in others),
+        destinations=destinations,
+        launch=LaunchFacts(container_name=container_name, log_file_pattern=pattern),
+        submit_argv=tuple(argv),
+    )
+
+
+def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, str]:
+    """The job with the Slurm values the launch script asks for, its container name and the
+    log file name its `-o` gives."""
+    assert job.slurm is not None
+    launch = read_launch_script(text, "the launch script submit.py wrote")
+    slurm = SlurmParams(
+        partition=launch.partition or job.slurm.partition,
+        account=launch.account or job.slurm.account,
+        time_limit=launch.time_limit or job.slurm.time_limit,
+        nodes=launch.nodes,
+        ntasks=launch.ntasks,
+        ntasks_per_node=launch.ntasks_per_node,
+        gpus_per_node=launch.gpus_per_node,
+        gres=launch.gres,
+        mpi_plugin=launch.mpi_plugin,
+    )
+    gpus = launch.nodes * launch.gpus_per_node if launch.gpus_per_node else launch.ntasks
+    trail = (
+        *job.trail,
+        *(
+            TrailEntry(field=field, value=str(value), source="read back from the launch script")
+            for field, value in (
+                ("nodes", slurm.nodes),
+                ("ntasks", slurm.ntasks),
+                ("ntasks_per_node", slurm.ntasks_per_node),
+                ("gpus_per_node", slurm.gpus_per_node),
+                ("gres", slurm.gres or "(none)"),
+                ("mpi_plugin", slurm.mpi_plugin or "(none: the cluster's MpiDefault)"),
+                ("container_name", launch.container_name),
+            )
+        ),
+    )
+    read = msgspec.structs.replace(
+        job, slurm=slurm, required_devices=gpus, world_size=launch.ntasks, trail=trail
+    )
+    pattern = posixpath.basename(launch.output) if launch.output else "slurm-%j.out"
+    return read, launch.container_name, pattern
