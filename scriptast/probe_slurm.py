@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptast.builders.slurm_env import NO_CLIENT_TOOLS
+from scriptast.builders.slurm_params import gres_gpus
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
-_GPUS = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
 
 Runner = Callable[[list[str]], tuple[int, str, str]]
 
@@ -44,11 +44,6 @@ def parse_mpi_list(text: str) -> dict[str, Any]:
     return {"available": sorted(set(available)), "preferred": preferred}
 
 
-def _gpus(gres: str) -> int | None:
-    match = _GPUS.search(gres)
-    return int(match.group(1)) if match else None
-
-
 def build_partitions(
     partitions: list[dict[str, str]], nodes: list[dict[str, str]]
 ) -> list[dict[str, Any]]:
@@ -59,7 +54,7 @@ def build_partitions(
         members = [n for n in nodes if name in n.get("Partitions", "").split(",")]
         arches = {n.get("Arch") for n in members if n.get("Arch") and n.get("Arch") != "(null)"}
         gres_values = [n.get("Gres", "(null)") for n in members] or ["(null)"]
-        gpus = [g for g in (_gpus(v) for v in gres_values) if g is not None]
+        gpus = [g for g in (gres_gpus(v) for v in gres_values) if g is not None]
         gres = gres_values[0] if gres_values[0] else "(null)"
         found.append(
             {

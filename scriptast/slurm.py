@@ -138,6 +138,18 @@ _TYPED_SRUN_FIELDS = frozenset(
 )
 
 
+def split_mount(entry: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(source, target, flags) of one `SRC[:DST[:FLAGS]]` entry as pyxis reads it (a lone SRC
+    is mounted at itself; empty FLAGS are none), or None when it is not of that form."""
+    pieces = entry.split(":")
+    if len(pieces) == 1:
+        pieces = [pieces[0], pieces[0]]
+    if len(pieces) not in (2, 3) or not all(pieces[:2]):
+        return None
+    flags = tuple(pieces[2].split("+")) if len(pieces) == 3 and pieces[2] else ()
+    return pieces[0], pieces[1], flags
+
+
 class Mount(Node, frozen=True, kw_only=True, tag="mount"):
     """A pyxis bind mount `source:target[:flag+flag]`; both paths absolute."""
 

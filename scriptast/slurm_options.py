@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from scriptast.errors import ModelError
+from scriptast.errors import ModelError, ScriptastError
 
 COMMON_OPTIONS = frozenset(
     [
@@ -225,7 +225,9 @@ def check_mpi_plugin(value: str) -> None:
         )
 
 
-def check_positive(value: int, what: str) -> None:
-    """Raise ModelError unless value >= 1."""
+def check_positive(value: int | None, what: str, error: type[ScriptastError] = ModelError) -> None:
+    """Raise `error` (a ModelError for model values) unless value is None or an int >= 1."""
+    if value is None:
+        return
     if isinstance(value, bool) or value < 1:
-        raise ModelError(f"{what} must be an integer >= 1, got {value!r}")
+        raise error(f"{what} must be >= 1, got {value!r}", field=what)

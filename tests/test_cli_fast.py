@@ -8,8 +8,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from scriptast import cli

@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from scriptast.builders.categories.bench import split_bench
 from scriptast.builders.commands import user_command

@@ -6,8 +6,7 @@ from collections.abc import Callable
 
 import msgspec
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from scriptast import (

@@ -5,8 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from scriptast import Lit, Mount, Payload, Script, cmd, emit
 from scriptast.emitters import quote

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given, reject, settings
-from hypothesis import strategies as st
+from hypothesis import given, reject, settings, strategies as st
 
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ModelError, ScriptastError, VerifyError

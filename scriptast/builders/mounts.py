@@ -9,7 +9,7 @@ import posixpath
 import msgspec
 
 from scriptast.errors import ModelError, ResolveError
-from scriptast.slurm import Mount, pyxis_path_problem
+from scriptast.slurm import Mount, pyxis_path_problem, split_mount
 
 
 class MountPlan(msgspec.Struct, frozen=True):
@@ -34,14 +34,12 @@ def check_pyxis_path(path: str, what: str) -> None:
 
 def parse_mount_entry(entry: str) -> Mount:
     """One `src:dst[:flags]` string from slurm_env.mounts."""
-    pieces = entry.split(":")
-    if len(pieces) == 1:
-        pieces = [pieces[0], pieces[0]]
-    if len(pieces) not in (2, 3):
+    parts = split_mount(entry)
+    if parts is None:
         raise ResolveError(f"slurm_env.mounts entry {entry!r} is not SRC:DST[:FLAGS]")
+    source, target, flags = parts
     try:
-        flags = tuple(pieces[2].split("+")) if len(pieces) == 3 and pieces[2] else ()
-        return Mount(source=pieces[0], target=pieces[1], flags=flags)
+        return Mount(source=source, target=target, flags=flags)
     except ModelError as error:
         raise ResolveError(f"slurm_env.mounts entry {entry!r}: {error}") from None
 

@@ -45,12 +45,6 @@ def int_flag(argv: list[str], name: str, default: int, what: str) -> Sourced:
     return Sourced(value, f"derived from {name} {raw} in {what}")
 
 
-def check_positive(value: int | None, name: str) -> None:
-    """Device and node counts from the request must be >= 1."""
-    if value is not None and value < 1:
-        raise ResolveError(f"{name} must be >= 1, got {value}")
-
-
 def requested_devices(required_devices: int | None) -> Sourced:
     """The input required_devices, else 1."""
     if required_devices is not None:

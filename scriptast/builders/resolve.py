@@ -6,8 +6,7 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders import model_name as names
-from scriptast.builders import slurm_params
+from scriptast.builders import model_name as names, slurm_params
 from scriptast.builders.arch import Arch, resolve_arch
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Facts, Resolution
@@ -16,11 +15,12 @@ from scriptast.builders.file_names import check_component, is_safe_component
 from scriptast.builders.image import resolve_image
 from scriptast.builders.job import ResolvedJob, SlurmParams
 from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
-from scriptast.builders.parallelism import Sourced, check_positive
+from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
+from scriptast.slurm_options import check_positive
 
 
 class _Place(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,7 +39,7 @@ def resolve(
     """Every rule of SPEC §2; raises ResolveError (or InputError) with the seed's texts."""
     trail = Trail()
     for field in ("required_devices", "node_count"):
-        check_positive(getattr(request, field), field)
+        check_positive(getattr(request, field), field, ResolveError)
     chosen = _category(request)
     is_slurm = request.execution_scenario is not ExecutionScenario.local_docker
     if not Path(request.repo_root).is_dir():

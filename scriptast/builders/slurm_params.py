@@ -48,11 +48,13 @@ def check_account(env: SlurmEnv, account: str) -> None:
 
 
 def gres_gpus(gres: str | None) -> int | None:
-    """N of a partition gres such as `gpu:8` or `gpu:h100:8(IDX:0-7)`; None for `(null)`."""
-    if not gres:
-        return None
-    match = _GPU_GRES.match(gres.strip())
-    return int(match.group(1)) if match else None
+    """N of the GPU entry of a gres list such as `gpu:8`, `gpu:h100:8(IDX:0-7)` or
+    `craynetwork:4,gpu:4`; None for `(null)` or a list without one."""
+    for entry in (gres or "").split(","):
+        match = _GPU_GRES.match(entry.strip())
+        if match:
+            return int(match.group(1))
+    return None
 
 
 def uses_gres(partition: Partition | None) -> bool:

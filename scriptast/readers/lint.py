@@ -7,6 +7,7 @@ import msgspec
 
 from scriptast.errors import ScriptastError, VerifyError
 from scriptast.readers.readback import literal_value, read_word, sbatch_tokens
+from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.srun_argv import parse_srun
 from scriptast.slurm import SrunStep
 from scriptast.slurm_options import SBATCH_OPTIONS_ANY
@@ -94,20 +95,9 @@ def read_directives(text: str, context: str = "script") -> tuple[list[Directive]
     an unknown option, an unterminated quote, an `#SBATCH` line sbatch ignores."""
     findings: list[Finding] = []
     directives: list[Directive] = []
-    first_command: int | None = None
-    for number, line in enumerate(text.split("\n"), start=1):
-        stripped = line.strip()
-        if number == 1 and stripped.startswith("#!"):
-            continue
-        if not stripped.startswith("#SBATCH"):
-            if stripped and not stripped.startswith("#") and first_command is None:
-                first_command = number
-            continue
+    header = scan_header(text)
+    for number, stripped in header.directives:
         where = f"{context}:{number}"
-        if first_command is not None:
-            message = f"#SBATCH after the first command (line {first_command}); sbatch ignores it"
-            findings.append(Finding(where, message))
-            continue
         try:
             tokens = sbatch_tokens(stripped[len("#SBATCH") :])
         except VerifyError as error:
@@ -124,6 +114,11 @@ def read_directives(text: str, context: str = "script") -> tuple[list[Directive]
             if directive.name:
                 directives.append(directive)
             index += 1
+    for number in header.late:
+        message = (
+            f"#SBATCH after the first command (line {header.first_command}); sbatch ignores it"
+        )
+        findings.append(Finding(f"{context}:{number}", message))
     return directives, findings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scriptast.errors import ModelError, VerifyError
-from scriptast.slurm import Mount, PyxisContainer, SrunOption, SrunStep
+from scriptast.slurm import Mount, PyxisContainer, SrunOption, SrunStep, split_mount
 from scriptast.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS_ANY
 from scriptast.words import Lit
 
@@ -31,13 +31,11 @@ def parse_mounts(text: str) -> tuple[Mount, ...]:
     """`src:dst[:flags],...` as pyxis reads it."""
     mounts = []
     for entry in text.split(","):
-        pieces = entry.split(":")
-        if len(pieces) == 1:
-            pieces = [pieces[0], pieces[0]]
-        if len(pieces) not in (2, 3) or not all(pieces[:2]):
+        parts = split_mount(entry)
+        if parts is None:
             raise VerifyError(f"--container-mounts entry {entry!r} is not SRC:DST[:FLAGS]")
-        flags = tuple(pieces[2].split("+")) if len(pieces) == 3 else ()
-        mounts.append(Mount(source=pieces[0], target=pieces[1], flags=flags))
+        source, target, flags = parts
+        mounts.append(Mount(source=source, target=target, flags=flags))
     return tuple(mounts)
 
 

@@ -25,6 +25,7 @@ from scriptast.readers.readback import (
     read_word,
     sbatch_tokens,
 )
+from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.srun_argv import parse_srun
 from scriptast.script import Script, Statement
 from scriptast.slurm import SrunStep
@@ -341,46 +342,18 @@ def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
 
 
 def _check_directives(text: str, script: Script, emitter: BashEmitter) -> None:
-    directive_lines: list[tuple[int, str]] = []
-    offset = 0
-    number = 0
-    first_command: int | None = None
-    while offset <= len(text):
-        end = text.find("\n", offset)
-        end = len(text) if end < 0 else end
-        stripped = text[offset:end].strip()
-        if not (number == 0 and stripped.startswith("#!")):
-            if stripped.startswith("#SBATCH"):
-                directive_lines.append((number, stripped))
-            elif stripped and not stripped.startswith("#"):
-                first_command = number
-                break
-        offset = end + 1
-        number += 1
-    if first_command is not None:
-        late = _late_directives(text, offset, first_command)
-        if late:
-            raise VerifyError(
-                f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
-            )
-    got = [line for _, line in directive_lines]
+    header = scan_header(text)
+    if header.late:
+        late = list(header.late)
+        raise VerifyError(
+            f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
+        )
+    got = [line for _, line in header.directives]
     if [sbatch_tokens(line[len("#SBATCH") :]) for line in got] != [
         _directive_tokens(d.option, d.value) for d in script.directives
     ]:
         want = [emitter.directive(d) for d in script.directives]
         raise VerifyError(f"#SBATCH lines {got} do not read back as the model's {want}")
-
-
-def _late_directives(text: str, offset: int, first_command: int) -> list[int]:
-    """Line numbers (1-based) of `#SBATCH` lines after the first command (at `offset`)."""
-    late = []
-    found = text.find("#SBATCH", offset)
-    while found >= 0:
-        start = text.rfind("\n", 0, found) + 1
-        if not text[start:found].strip():
-            late.append(text.count("\n", 0, found) + 1)
-        found = text.find("#SBATCH", found + 1)
-    return late
 
 
 def _directive_tokens(option: str, value: str | int | None) -> list[str]:

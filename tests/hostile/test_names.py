@@ -6,8 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from scriptast.builders.request import build_request
 from scriptast.errors import ScriptastError

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-from scriptast.builders import common
-from scriptast.builders import model_name as names
+from scriptast.builders import common, model_name as names
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work

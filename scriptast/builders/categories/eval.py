@@ -7,8 +7,7 @@ import math
 import posixpath
 from pathlib import Path
 
-from scriptast.builders import common
-from scriptast.builders import model_name as names
+from scriptast.builders import common, model_name as names
 from scriptast.builders.categories.perf_sanity import eval_fallback
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command

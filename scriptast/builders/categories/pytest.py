@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from scriptast.builders import common
-from scriptast.builders import model_name as names
+from scriptast.builders import common, model_name as names
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
