@@ -21,7 +21,9 @@ class BindMount(Node, frozen=True, kw_only=True, tag="bind_mount"):
     def __post_init__(self) -> None:
         for what, path in (("source", self.source), ("target", self.target)):
             if not posixpath.isabs(path):
-                raise ModelError(f"docker mount {what} {path!r} must be an absolute path")
+                raise ModelError(
+                    f"docker mount {what} {path!r} must be an absolute path", field=what
+                )
 
 
 class EnvVar(Node, frozen=True, kw_only=True, tag="env_var"):
@@ -32,7 +34,7 @@ class EnvVar(Node, frozen=True, kw_only=True, tag="env_var"):
 
     def __post_init__(self) -> None:
         if not IDENTIFIER.match(self.name):
-            raise ModelError(f"docker env name {self.name!r} is not a variable name")
+            raise ModelError(f"docker env name {self.name!r} is not a variable name", field="name")
 
 
 class DockerRun(Node, frozen=True, kw_only=True, tag="docker_run"):
@@ -55,8 +57,14 @@ class DockerRun(Node, frozen=True, kw_only=True, tag="docker_run"):
     def __post_init__(self) -> None:
         problem = image_problem(self.image)
         if problem is not None:
-            raise ModelError(f"docker image {self.image!r} is not an image reference: {problem}")
+            raise ModelError(
+                f"docker image {self.image!r} is not an image reference: {problem}", field="image"
+            )
         if (self.payload is None) == (not self.command):
-            raise ModelError("a docker run runs exactly one of a payload or a command")
+            raise ModelError(
+                "a docker run runs exactly one of a payload or a command", field="payload"
+            )
         if self.workdir is not None and not posixpath.isabs(self.workdir):
-            raise ModelError(f"docker workdir {self.workdir!r} must be an absolute path")
+            raise ModelError(
+                f"docker workdir {self.workdir!r} must be an absolute path", field="workdir"
+            )

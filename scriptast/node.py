@@ -25,11 +25,13 @@ class Node(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
 def check_identifier(name: str, what: str) -> None:
     """Raise ModelError unless `name` is a shell identifier."""
     if not IDENTIFIER.match(name):
-        raise ModelError(f"{what} {name!r} is not a shell identifier ([A-Za-z_][A-Za-z0-9_]*)")
+        raise ModelError(
+            f"{what} {name!r} is not a shell identifier ([A-Za-z_][A-Za-z0-9_]*)", field=what
+        )
 
 
 def check_single_line(text: str, what: str) -> None:
     """Raise ModelError if `text` holds a newline, carriage return or NUL."""
     for bad in ("\n", "\r", "\0"):
         if bad in text:
-            raise ModelError(f"{what} {text!r} must be one line without {bad!r}")
+            raise ModelError(f"{what} {text!r} must be one line without {bad!r}", field=what)

@@ -23,11 +23,16 @@ class Script(Node, frozen=True, kw_only=True, tag="script"):
     def __post_init__(self) -> None:
         check_single_line(self.shebang, "shebang")
         if not self.shebang.startswith("#!"):
-            raise ModelError(f"shebang {self.shebang!r} must start with #!")
+            raise ModelError(f"shebang {self.shebang!r} must start with #!", field="shebang")
         options = [d.option for d in self.directives]
         repeated = sorted({o for o in options if options.count(o) > 1})
         if repeated:
-            raise ModelError(f"#SBATCH options repeat (sbatch keeps only the last): {repeated}")
+            raise ModelError(
+                f"#SBATCH options repeat (sbatch keeps only the last): {repeated}",
+                field="directives",
+            )
         for comment in self.header:
             if comment.text.upper().startswith("SBATCH"):
-                raise ModelError("a header comment must not look like an #SBATCH directive")
+                raise ModelError(
+                    "a header comment must not look like an #SBATCH directive", field="header"
+                )

@@ -57,7 +57,8 @@ def filename_literal(text: str) -> str:
     if "\\" in text:
         raise ModelError(
             f"{text!r} holds a backslash, which turns off Slurm's %-patterns (%j too) in "
-            "--output/--error; use a path without a backslash"
+            "--output/--error; use a path without a backslash",
+            field="output",
         )
     return text.replace("%", "%%")
 
@@ -77,17 +78,19 @@ def pyxis_path_problem(path: str) -> tuple[int, str] | None:
 def _check_option_value(option: str, value: str | int | None, where: str) -> None:
     if option in FLAG_OPTIONS:
         if value is not None:
-            raise ModelError(f"{where} --{option} is a flag and takes no value")
+            raise ModelError(f"{where} --{option} is a flag and takes no value", field=option)
         return
     if option in INT_OPTIONS:
         if not isinstance(value, int):
-            raise ModelError(f"{where} --{option} needs an integer >= 1, got {value!r}")
+            raise ModelError(
+                f"{where} --{option} needs an integer >= 1, got {value!r}", field=option
+            )
         check_positive(value, f"{where} --{option}")
         return
     if value is None:
         if option == "exclusive":
             return
-        raise ModelError(f"{where} --{option} needs a value")
+        raise ModelError(f"{where} --{option} needs a value", field=option)
     text = str(value)
     check_single_line(text, f"{where} --{option} value")
     if option == "time":
@@ -110,9 +113,11 @@ class SbatchDirective(Node, frozen=True, kw_only=True, tag="sbatch"):
 
     def __post_init__(self) -> None:
         if self.option not in SBATCH_OPTIONS_ANY:
-            raise ModelError(f"--{self.option} is not an sbatch option")
+            raise ModelError(f"--{self.option} is not an sbatch option", field="option")
         if isinstance(self.value, str) and "hetjob" in self.value:
-            raise ModelError(f"#SBATCH --{self.option} value must not contain 'hetjob'")
+            raise ModelError(
+                f"#SBATCH --{self.option} value must not contain 'hetjob'", field="value"
+            )
         _check_option_value(self.option, self.value, "#SBATCH")
 
 
@@ -126,10 +131,13 @@ class SrunOption(Node, frozen=True, kw_only=True, tag="srun_option"):
         if self.name not in SRUN_OPTIONS_ANY or self.name in PYXIS_OPTIONS:
             raise ModelError(
                 f"--{self.name} is not an srun option here"
-                + (" (use the step's container)" if self.name in PYXIS_OPTIONS else "")
+                + (" (use the step's container)" if self.name in PYXIS_OPTIONS else ""),
+                field="name",
             )
         if self.name in _TYPED_SRUN_FIELDS:
-            raise ModelError(f"--{self.name} is a typed field of SrunStep; set it there")
+            raise ModelError(
+                f"--{self.name} is a typed field of SrunStep; set it there", field="name"
+            )
         _check_option_value(self.name, self.value, "srun")
 
 
@@ -160,10 +168,12 @@ class Mount(Node, frozen=True, kw_only=True, tag="mount"):
     def __post_init__(self) -> None:
         for what, path in (("source", self.source), ("target", self.target)):
             if not posixpath.isabs(path):
-                raise ModelError(f"mount {what} {path!r} must be an absolute path")
+                raise ModelError(f"mount {what} {path!r} must be an absolute path", field=what)
         for flag in self.flags:
             if flag not in MOUNT_FLAGS:
-                raise ModelError(f"mount flag {flag!r} is not one of {sorted(MOUNT_FLAGS)}")
+                raise ModelError(
+                    f"mount flag {flag!r} is not one of {sorted(MOUNT_FLAGS)}", field="flags"
+                )
 
     def covers(self, path: str) -> bool:
         """True when `path` on the host lies inside this mount's source."""
@@ -192,20 +202,28 @@ class PyxisContainer(Node, frozen=True, kw_only=True, tag="pyxis"):
 
     def __post_init__(self) -> None:
         if not SQUASHFS.match(self.image) and (problem := image_problem(self.image)):
-            raise ModelError(f"container image {self.image!r} is not an image reference: {problem}")
+            raise ModelError(
+                f"container image {self.image!r} is not an image reference: {problem}",
+                field="image",
+            )
         if self.name is not None and (not self.name or set(self.name) & set(":, \t\n")):
             raise ModelError(
-                f"container name {self.name!r} must be non-empty, without : , or space"
+                f"container name {self.name!r} must be non-empty, without : , or space",
+                field="name",
             )
         if self.name_flag is not None and self.name is None:
-            raise ModelError("a container name flag needs a container name")
+            raise ModelError("a container name flag needs a container name", field="name")
         if self.workdir is not None and not posixpath.isabs(self.workdir):
-            raise ModelError(f"container workdir {self.workdir!r} must be an absolute path")
+            raise ModelError(
+                f"container workdir {self.workdir!r} must be an absolute path", field="workdir"
+            )
         for name in self.env:
             if not IDENTIFIER.match(name):
-                raise ModelError(f"container env entry {name!r} must be a variable NAME")
+                raise ModelError(
+                    f"container env entry {name!r} must be a variable NAME", field="env"
+                )
         if self.save is not None and not posixpath.isabs(self.save):
-            raise ModelError(f"container save path {self.save!r} must be absolute")
+            raise ModelError(f"container save path {self.save!r} must be absolute", field="save")
 
 
 class SrunStep(Node, frozen=True, kw_only=True, tag="srun"):
@@ -228,7 +246,9 @@ class SrunStep(Node, frozen=True, kw_only=True, tag="srun"):
 
     def __post_init__(self) -> None:
         if (self.payload is None) == (not self.command):
-            raise ModelError("an srun step runs exactly one of a payload or a command")
+            raise ModelError(
+                "an srun step runs exactly one of a payload or a command", field="payload"
+            )
         for what, number in (
             ("--nodes", self.nodes),
             ("--ntasks", self.ntasks),
@@ -242,4 +262,4 @@ class SrunStep(Node, frozen=True, kw_only=True, tag="srun"):
             check_mpi_plugin(self.mpi)
         names = [option.name for option in self.extra]
         if len(names) != len(set(names)):
-            raise ModelError(f"srun options repeat: {names}")
+            raise ModelError(f"srun options repeat: {names}", field="options")

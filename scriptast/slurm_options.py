@@ -213,7 +213,8 @@ def check_gres(value: str) -> None:
     match = GRES.match(value)
     if not match or int(match.group(1)) < 1:
         raise ModelError(
-            f"gres {value!r} is not of the form name[:type]:N with N >= 1 (e.g. gpu:4)"
+            f"gres {value!r} is not of the form name[:type]:N with N >= 1 (e.g. gpu:4)",
+            field="gres",
         )
 
 
@@ -221,7 +222,8 @@ def check_mpi_plugin(value: str) -> None:
     """Raise ModelError unless value names an srun MPI plugin."""
     if not MPI_PLUGIN.match(value):
         raise ModelError(
-            f"mpi plugin {value!r} is not one of none, pmi2, cray_shasta, pmix, pmix_vN"
+            f"mpi plugin {value!r} is not one of none, pmi2, cray_shasta, pmix, pmix_vN",
+            field="mpi",
         )
 
 

@@ -46,7 +46,9 @@ def parse_time_limit(text: str) -> int | None:
             if minutes < 1:
                 break
             return minutes
-    raise ModelError(f"time limit {text!r} is not a Slurm time ({TIME_FORMS}), e.g. 02:00:00")
+    raise ModelError(
+        f"time limit {text!r} is not a Slurm time ({TIME_FORMS}), e.g. 02:00:00", field="time"
+    )
 
 
 def is_time_limit(text: str) -> bool:

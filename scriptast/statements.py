@@ -23,7 +23,7 @@ class Redirect(Node, frozen=True, kw_only=True, tag="redirect"):
 
     def __post_init__(self) -> None:
         if self.fd is not None and not 0 <= self.fd <= 9:
-            raise ModelError(f"redirect file descriptor {self.fd} must be 0..9")
+            raise ModelError(f"redirect file descriptor {self.fd} must be 0..9", field="fd")
         target = self.target
         if (
             self.op == ">&"
@@ -34,7 +34,8 @@ class Redirect(Node, frozen=True, kw_only=True, tag="redirect"):
             # bash reads any all-digit target of `>&` as a descriptor number, quoted or not
             raise ModelError(
                 f"`>&{target.value}` duplicates descriptor {int(target.value)}: write it as "
-                f"{int(target.value)}"
+                f"{int(target.value)}",
+                field="target",
             )
 
 
@@ -47,7 +48,7 @@ class Command(Node, frozen=True, kw_only=True, tag="command"):
 
     def __post_init__(self) -> None:
         if not self.argv:
-            raise ModelError("a command needs at least one word")
+            raise ModelError("a command needs at least one word", field="argv")
 
 
 class Assign(Node, frozen=True, kw_only=True, tag="assign"):
@@ -77,7 +78,7 @@ class Unset(Node, frozen=True, kw_only=True, tag="unset"):
 
     def __post_init__(self) -> None:
         if not self.names:
-            raise ModelError("unset needs at least one name")
+            raise ModelError("unset needs at least one name", field="names")
         for name in self.names:
             text = literal_text(name)
             if text is not None:
@@ -101,9 +102,9 @@ class If(Node, frozen=True, kw_only=True, tag="if"):
 
     def __post_init__(self) -> None:
         if not _has_code(self.then):
-            raise ModelError("an if needs at least one command in its then branch")
+            raise ModelError("an if needs at least one command in its then branch", field="then")
         if self.orelse and not _has_code(self.orelse):
-            raise ModelError("an else branch needs at least one command")
+            raise ModelError("an else branch needs at least one command", field="orelse")
 
 
 class For(Node, frozen=True, kw_only=True, tag="for"):
@@ -116,9 +117,9 @@ class For(Node, frozen=True, kw_only=True, tag="for"):
     def __post_init__(self) -> None:
         check_identifier(self.var, "loop variable")
         if not self.items:
-            raise ModelError("a for loop needs at least one item")
+            raise ModelError("a for loop needs at least one item", field="items")
         if not _has_code(self.body):
-            raise ModelError("a for loop needs at least one command in its body")
+            raise ModelError("a for loop needs at least one command in its body", field="body")
 
 
 class Comment(Node, frozen=True, kw_only=True, tag="comment"):
@@ -150,14 +151,12 @@ class Payload(Node, frozen=True, kw_only=True, tag="payload"):
 
     def __post_init__(self) -> None:
         if not _has_code(self.body):
-            raise ModelError("a payload needs at least one command")
+            raise ModelError("a payload needs at least one command", field="body")
 
 
 def cmd(*argv: WordLike, redirects: tuple[Redirect, ...] = ()) -> Command:
-    """A command from words or plain strings.
-
-    >>> cmd("echo", "hello world")   # emits: echo 'hello world'
-    """
+    """A command from words or plain strings: `cmd("echo", "hello world")` is emitted as
+    `echo 'hello world'`."""
     return Command(argv=tuple(as_word(a) for a in argv), redirects=redirects)
 
 

@@ -36,15 +36,22 @@ class Param(Node, frozen=True, kw_only=True, tag="param"):
     def __post_init__(self) -> None:
         special = self.name in SPECIAL_PARAMETERS or self.name.isdigit()
         if not special and not IDENTIFIER.match(self.name):
-            raise ModelError(f"parameter name {self.name!r} is not a shell identifier")
+            raise ModelError(
+                f"parameter name {self.name!r} is not a shell identifier", field="name"
+            )
         if special and self.form != "plain":
-            raise ModelError(f"special parameter ${self.name} only has the plain form")
+            raise ModelError(
+                f"special parameter ${self.name} only has the plain form", field="form"
+            )
         if self.form != "default" and self.default:
-            raise ModelError(f"parameter {self.name}: a default needs form='default'")
+            raise ModelError(
+                f"parameter {self.name}: a default needs form='default'", field="default"
+            )
         if self.form == "default" and not _DEFAULT_SAFE.match(self.default):
             raise ModelError(
                 f"parameter {self.name}: default {self.default!r} may only hold "
-                "[A-Za-z0-9_@%+=:,./-]"
+                "[A-Za-z0-9_@%+=:,./-]",
+                field="default",
             )
 
 
@@ -55,7 +62,7 @@ class RawShell(Node, frozen=True, kw_only=True, tag="raw_shell"):
 
     def __post_init__(self) -> None:
         if not self.text:
-            raise ModelError("RawShell text must not be empty")
+            raise ModelError("RawShell text must not be empty", field="text")
 
 
 WordPart = Lit | Param | RawShell
@@ -68,7 +75,7 @@ class Concat(Node, frozen=True, kw_only=True, tag="concat"):
 
     def __post_init__(self) -> None:
         if not self.parts:
-            raise ModelError("Concat needs at least one part")
+            raise ModelError("Concat needs at least one part", field="parts")
 
 
 Word = Lit | Param | Concat | RawShell
@@ -90,8 +97,9 @@ def word_parts(word: Word) -> tuple[WordPart, ...]:
 def concat(*pieces: WordLike) -> Word:
     """Join pieces into one word; strings become literals, adjacent literals merge.
 
-    >>> concat("--output=", Param(name="HOME"), "/x")
-    Concat(parts=(Lit(value='--output='), Param(name='HOME', ...), Lit(value='/x')))
+    >>> concat("--output=", Param(name="HOME"), "/x")  # doctest: +NORMALIZE_WHITESPACE
+    Concat(parts=(Lit(value='--output='), Param(name='HOME', form='plain', default=''),
+                  Lit(value='/x')))
     """
     parts: list[WordPart] = []
     for piece in pieces:

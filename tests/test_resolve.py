@@ -440,8 +440,9 @@ def test_multi_node_eval_falls_back_to_perf_sanity(site: Site) -> None:
     ],
 )
 def test_custom_limits(site: Site, fields: dict[str, Any], message: str) -> None:
-    with pytest.raises(ResolveError, match=message):
+    with pytest.raises(ResolveError, match=message) as raised:
         job(site, workflow_type="custom", custom_cmd="nvidia-smi", **fields)
+    assert raised.value.field == next(iter(fields))  # the field the error concerns
 
 
 def test_custom_gpus_per_node_unknown_on_docker(site: Site) -> None:

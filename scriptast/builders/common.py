@@ -146,14 +146,9 @@ def install_step(job: ResolvedJob) -> tuple[Statement, ...]:
 
 @functools.lru_cache(maxsize=64)
 def clear_mpi_env(keep: tuple[str, ...]) -> For:
-    """Unset every PMI*, PMIX*, MPI*, OMPI* and SLURM* variable except those in `keep`.
-
-    >>> clear_mpi_env(("SLURM_PROCID",))   # emits:
-    for mpi_var in "${!PMI@}" "${!MPI@}" "${!OMPI@}" "${!SLURM@}"; do
-        if [ "${mpi_var}" != SLURM_PROCID ]; then
-            unset "${mpi_var}"
-        ...
-    """
+    """Unset every PMI*, PMIX*, MPI*, OMPI* and SLURM* variable except those in `keep`; with
+    `("SLURM_PROCID",)` it is emitted as a loop over `"${!PMI@}" "${!MPI@}" "${!OMPI@}"
+    "${!SLURM@}"` whose body unsets `"${mpi_var}"` when it is not SLURM_PROCID."""
     name = Param(name="mpi_var")
     tests = [cmd("[", name, "!=", kept, "]") for kept in keep]
     condition: Command | AndOr = tests[0]

@@ -68,7 +68,8 @@ def resolve_image(
     if key is None:
         raise ResolveError(
             f"no image key for arch {arch!r} (known: {', '.join(ARCH_KEYS)}); "
-            "pass --container-image"
+            "pass --container-image",
+            field="container_image",
         )
     jenkins = Path(repo_root) / "jenkins"
     main = Path(repo_root) / PROPERTIES
@@ -83,5 +84,6 @@ def resolve_image(
     where = str(main) if main.is_file() else f"{main} (absent) or any *.properties under {jenkins}"
     raise ResolveError(
         f"no docker image: key {key} (arch {arch}) not found in {where}; "
-        "pass --container-image or add the key"
+        "pass --container-image or add the key",
+        field="container_image",
     )

@@ -28,7 +28,8 @@ def check_pyxis_path(path: str, what: str) -> None:
         name = problem[1]
         raise ResolveError(
             f"{what} {path!r} contains {name}, which pyxis --container-mounts cannot express; "
-            "use a path (or a symlink) without spaces, commas or colons"
+            "use a path (or a symlink) without spaces, commas or colons",
+            field=what,
         )
 
 
@@ -36,12 +37,16 @@ def parse_mount_entry(entry: str) -> Mount:
     """One `src:dst[:flags]` string from slurm_env.mounts."""
     parts = split_mount(entry)
     if parts is None:
-        raise ResolveError(f"slurm_env.mounts entry {entry!r} is not SRC:DST[:FLAGS]")
+        raise ResolveError(
+            f"slurm_env.mounts entry {entry!r} is not SRC:DST[:FLAGS]", field="slurm_env.mounts"
+        )
     source, target, flags = parts
     try:
         return Mount(source=source, target=target, flags=flags)
     except ModelError as error:
-        raise ResolveError(f"slurm_env.mounts entry {entry!r}: {error}") from None
+        raise ResolveError(
+            f"slurm_env.mounts entry {entry!r}: {error}", field="slurm_env.mounts"
+        ) from None
 
 
 def models_host_path(
@@ -63,7 +68,8 @@ def models_host_path(
         return default_models_repo, "env_check.default_models_repo"
     raise ResolveError(
         "no models host path: pass --models-path (or --checkpoint-path), or give "
-        "env_check.default_models_repo or slurm_env.mounts"
+        "env_check.default_models_repo or slurm_env.mounts",
+        field="models_path",
     )
 
 
@@ -106,9 +112,12 @@ def _mount(source: str, target: str, what: str) -> Mount:
     check_pyxis_path(source, what)
     check_pyxis_path(target, what)
     if not posixpath.isabs(source):
-        raise ResolveError(f"{what} {source!r} must be an absolute path")
+        raise ResolveError(f"{what} {source!r} must be an absolute path", field=what)
     if not posixpath.isabs(target):
-        raise ResolveError(f"llm_models_root {target!r} must be an absolute path in the container")
+        raise ResolveError(
+            f"llm_models_root {target!r} must be an absolute path in the container",
+            field="llm_models_root",
+        )
     return Mount(source=source.rstrip("/") or "/", target=target.rstrip("/") or "/")
 
 
@@ -126,5 +135,6 @@ def remote_home(remote_cwd: str | None, given: str | None) -> tuple[str, str]:
         return given.rstrip("/") or "/", "input remote_home"
     raise ResolveError(
         "remote_slurm needs the home directory on the cluster to mount: give slurm_env.remote_cwd "
-        "(an absolute path there; its parent is the home) or --remote-home"
+        "(an absolute path there; its parent is the home) or --remote-home",
+        field="remote_home",
     )

@@ -39,9 +39,9 @@ def int_flag(argv: list[str], name: str, default: int, what: str) -> Sourced:
     try:
         value = int(raw)
     except ValueError:
-        raise ResolveError(f"{what} {name} {raw!r} is not an integer") from None
+        raise ResolveError(f"{what} {name} {raw!r} is not an integer", field=what) from None
     if value < (0 if name == "--ep" else 1):
-        raise ResolveError(f"{what} {name} must be >= 1, got {value}")
+        raise ResolveError(f"{what} {name} must be >= 1, got {value}", field=what)
     return Sourced(value, f"derived from {name} {raw} in {what}")
 
 
@@ -57,7 +57,8 @@ def check_max(devices: Sourced, what: str) -> None:
     if devices.value > MAX_DEVICES:
         raise ResolveError(
             f"required_devices = {devices.value} exceeds the maximum of {MAX_DEVICES} GPUs "
-            f"for {what}."
+            f"for {what}.",
+            field="required_devices",
         )
 
 

@@ -70,9 +70,11 @@ def load_config(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(read_text_file(path, "perf_config_yaml"))
     except yaml.YAMLError as error:
-        raise ResolveError(f"perf_config_yaml {path} is not YAML: {yaml_problem(error)}") from None
+        raise ResolveError(
+            f"perf_config_yaml {path} is not YAML: {yaml_problem(error)}", field="perf_config_yaml"
+        ) from None
     if not isinstance(data, dict):
-        raise ResolveError(f"perf_config_yaml {path} must hold a mapping")
+        raise ResolveError(f"perf_config_yaml {path} must hold a mapping", field="perf_config_yaml")
     return data
 
 
@@ -84,7 +86,8 @@ def runtime_mode(config: dict[str, Any], path: str) -> str:
         return "aggregated"
     raise ResolveError(
         f"perf_config_yaml {path} has neither worker_config (disaggregated) nor server_configs "
-        "(aggregated): it is not a perf-sanity config"
+        "(aggregated): it is not a perf-sanity config",
+        field="perf_config_yaml",
     )
 
 
@@ -97,13 +100,15 @@ def accuracy_config(path: str) -> dict[str, Any]:
             f"perf_config_yaml {path} is an aggregated config (server_configs): "
             "test_perf_sanity.py reads the top-level accuracy section of disaggregated configs "
             "only, so the fallback would run no accuracy test; give a disaggregated config "
-            "(worker_config) for a multi-node eval"
+            "(worker_config) for a multi-node eval",
+            field="perf_config_yaml",
         )
     metadata = data.get("metadata")
     if not isinstance(metadata, dict) or not metadata.get("model_name"):
         raise ResolveError(
             f"perf_config_yaml {path} has no metadata.model_name, which test_perf_sanity.py "
-            "requires of a disaggregated config"
+            "requires of a disaggregated config",
+            field="perf_config_yaml",
         )
     accuracy = data.get("accuracy")
     section: dict[str, Any] = dict(accuracy) if isinstance(accuracy, dict) else {}
@@ -121,7 +126,8 @@ def accuracy_config(path: str) -> dict[str, Any]:
     elif not isinstance(tasks, dict) or not tasks:
         raise ResolveError(
             f"perf_config_yaml {path} names no accuracy task: add accuracy.tasks (for example "
-            "gsm8k: {model: local-completions}) so the perf-sanity run has an accuracy test"
+            "gsm8k: {model: local-completions}) so the perf-sanity run has an accuracy test",
+            field="perf_config_yaml",
         )
     data["accuracy"] = {**section, "enable_accuracy_test": True}
     return data
@@ -147,7 +153,8 @@ def config_of_test_id(repo_root: str, test_id: str) -> tuple[str, str | None, st
     else:
         raise ResolveError(
             f"test id {test_id!r} does not name a perf-sanity config as "
-            "[aggr-<config>-<server>] or [disagg-<mode>-<config>]; pass --perf-config-yaml"
+            "[aggr-<config>-<server>] or [disagg-<mode>-<config>]; pass --perf-config-yaml",
+            field="test_cmd",
         )
     relative = f"{CONFIG_FOLDERS[mode]}/{stem}.yaml"
     config = local_file(repo_root, relative, "the perf-sanity config")
@@ -157,5 +164,5 @@ def config_of_test_id(repo_root: str, test_id: str) -> tuple[str, str | None, st
 def local_file(repo_root: str, relative: str, what: str) -> str:
     path = posixpath.join(repo_root, relative)
     if not Path(path).is_file():
-        raise ResolveError(f"{what} {path} does not exist in repo_root")
+        raise ResolveError(f"{what} {path} does not exist in repo_root", field=what)
     return path

@@ -165,10 +165,12 @@ def _parse(file: Path) -> ast.Module:
         return ast.parse(read_text_file(file, "test file"), filename=str(file))
     except SyntaxError as error:
         raise ResolveError(
-            f"test file {file} does not parse: {error.msg} (line {error.lineno})"
+            f"test file {file} does not parse: {error.msg} (line {error.lineno})", field="test_cmd"
         ) from None
     except ValueError as error:  # a NUL byte
-        raise ResolveError(f"test file {file} is not Python source: {error}") from None
+        raise ResolveError(
+            f"test file {file} is not Python source: {error}", field="test_cmd"
+        ) from None
 
 
 def _selected(tree: ast.Module, target: TestTarget, file: Path) -> list[_Test]:
@@ -190,7 +192,9 @@ def _selected(tree: ast.Module, target: TestTarget, file: Path) -> list[_Test]:
         elif found is not None:
             return [_Test(cls, found, target.param_id)]
         else:
-            raise ResolveError(f"test {'::'.join(target.names)} not found in {file}")
+            raise ResolveError(
+                f"test {'::'.join(target.names)} not found in {file}", field="test_cmd"
+            )
     tests = []
     for node in scope:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(

@@ -64,7 +64,9 @@ def find_test_target(test_cmd: str) -> TestTarget:
         target = parse_target(word)
         if target is not None:
             return target
-    raise ResolveError(f"test_cmd {test_cmd!r} names no test file (a path ending in .py)")
+    raise ResolveError(
+        f"test_cmd {test_cmd!r} names no test file (a path ending in .py)", field="test_cmd"
+    )
 
 
 def read_selection(test_cmd: str, repo_root: str) -> Selection:
@@ -117,7 +119,9 @@ def _locate(repo_root: str, target: TestTarget) -> Located:
         if candidate.is_file():
             return Located(target, candidate.resolve(), form)
     looked = ", ".join(str(c) for c, _ in candidates)
-    raise ResolveError(f"test file {target.path!r} not found (looked at {looked})")
+    raise ResolveError(
+        f"test file {target.path!r} not found (looked at {looked})", field="test_cmd"
+    )
 
 
 def run_folder(selection: Selection, repo_root: str) -> str | None:
@@ -130,7 +134,8 @@ def run_folder(selection: Selection, repo_root: str) -> str | None:
     if {"defs", "repo"} <= forms:
         raise ResolveError(
             "test_cmd names tests relative to tests/integration/defs and relative to repo_root; "
-            "one folder cannot run both: write them all one way"
+            "one folder cannot run both: write them all one way",
+            field="test_cmd",
         )
     if "repo" in forms:
         return ""

@@ -45,7 +45,8 @@ def resolve(
     if not Path(request.repo_root).is_dir():
         raise ResolveError(
             f"repo_root {request.repo_root} is not a directory: give the TensorRT-LLM checkout "
-            "on this machine (--repo-root)"
+            "on this machine (--repo-root)",
+            field="repo_root",
         )
     place = _place(request, trail)
     env = place.loaded.env if place.loaded else None
@@ -118,7 +119,7 @@ def _category(request: Request) -> Category:
     chosen = category(routed) if routed else workflow
     docker = request.execution_scenario is ExecutionScenario.local_docker
     if docker and chosen.docker_commands is None:
-        raise ResolveError(chosen.docker_refusal)
+        raise ResolveError(chosen.docker_refusal, field="execution_scenario")
     return chosen
 
 
@@ -141,7 +142,8 @@ def _place(request: Request, trail: Trail) -> _Place:
             if not getattr(request, field):
                 raise ResolveError(
                     f"remote_slurm needs {field} (from trtllm-case-executor); "
-                    "scriptast never computes or defaults it"
+                    "scriptast never computes or defaults it",
+                    field=field,
                 )
     project = request.remote_repo_path if remote else request.repo_root
     log_dir = request.remote_work_dir if remote else request.work_dir
@@ -150,7 +152,8 @@ def _place(request: Request, trail: Trail) -> _Place:
         field = "remote_work_dir" if remote else "work_dir"
         raise ResolveError(
             f"{field} {log_dir!r} holds a backslash, which turns off Slurm's %-patterns (%j "
-            "too) in the log file names; use a path without a backslash"
+            "too) in the log file names; use a path without a backslash",
+            field=field,
         )
     trail.add("project_path", project, "input remote_repo_path" if remote else "input repo_root")
     trail.add("log_dir", log_dir, "input remote_work_dir" if remote else "input work_dir")
@@ -162,10 +165,14 @@ def _models_root(request: Request, trail: Trail) -> str:
     if not request.llm_models_root:
         raise ResolveError(
             "llm_models_root is required: pass the models root inside the container "
-            "(--llm-models-root); scriptast does not invent a default"
+            "(--llm-models-root); scriptast does not invent a default",
+            field="llm_models_root",
         )
     if not request.llm_models_root.startswith("/"):
-        raise ResolveError(f"llm_models_root {request.llm_models_root!r} must be an absolute path")
+        raise ResolveError(
+            f"llm_models_root {request.llm_models_root!r} must be an absolute path",
+            field="llm_models_root",
+        )
     trail.add("llm_models_root", request.llm_models_root, "input llm_models_root")
     return request.llm_models_root
 
@@ -214,7 +221,9 @@ def _check_local_models(request: Request, trail: Trail) -> None:
         if not value or Path(value).exists():
             continue
         if request.execution_scenario is ExecutionScenario.local_docker:
-            raise ResolveError(f"{field} {value} does not exist; docker cannot mount it")
+            raise ResolveError(
+                f"{field} {value} does not exist; docker cannot mount it", field=field
+            )
         trail.warn(f"{field} {value} does not exist on this machine; the job's nodes must have it")
 
 
@@ -245,7 +254,8 @@ def _model_name(request: Request, derived: str | None, trail: Trail) -> str:
         if not model:
             raise ResolveError(
                 f"model_name {request.model_name!r} has no letter or digit, so it names no "
-                "file: give a --model-name such as llama_3_1_8b"
+                "file: give a --model-name such as llama_3_1_8b",
+                field="model_name",
             )
         source = f"input model_name {request.model_name!r}, made a safe file name"
         trail.warn(f"model_name {request.model_name!r} is not a safe file name; {model!r} is used")
@@ -302,7 +312,10 @@ def _install(request: Request, trail: Trail) -> bool:
     remote = request.execution_scenario is ExecutionScenario.remote_slurm
     install = request.install and not remote
     if request.wheel_path and request.install_mode != "wheel":
-        raise ResolveError("wheel_path is used by --install-mode wheel; add --install-mode wheel")
+        raise ResolveError(
+            "wheel_path is used by --install-mode wheel; add --install-mode wheel",
+            field="wheel_path",
+        )
     if install:
         how = request.wheel_path or f"the first {WHEEL_GLOB}"
         shown = f"wheel ({how})" if request.install_mode == "wheel" else "source (pip install -e .)"

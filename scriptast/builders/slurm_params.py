@@ -21,7 +21,8 @@ def require(value: str | None, field: str, scenario: str) -> str:
     if not value:
         flag = "--" + field.replace("_", "-")
         raise ResolveError(
-            f"{field} is required for {scenario} ({flag}): {NOT_RUN}; scriptast never defaults it"
+            f"{field} is required for {scenario} ({flag}): {NOT_RUN}; scriptast never defaults it",
+            field=field,
         )
     return value
 
@@ -33,7 +34,8 @@ def find_partition(env: SlurmEnv, name: str) -> Partition:
         known = [p.name for p in env.partitions]
         raise ResolveError(
             f"partition {name!r} is not in slurm_env.json (known: {', '.join(known) or 'none'})"
-            f"{did_you_mean(name, known)}"
+            f"{did_you_mean(name, known)}",
+            field="partition",
         )
     return found
 
@@ -43,7 +45,8 @@ def check_account(env: SlurmEnv, account: str) -> None:
     if env.accounts and account not in env.accounts:
         raise ResolveError(
             f"account {account!r} is not in slurm_env.json accounts "
-            f"(known: {', '.join(env.accounts)}){did_you_mean(account, env.accounts)}"
+            f"(known: {', '.join(env.accounts)}){did_you_mean(account, env.accounts)}",
+            field="account",
         )
 
 
@@ -85,7 +88,7 @@ def time_limit(value: str | None, partition: Partition | None) -> tuple[str, str
     try:
         minutes = parse_time_limit(chosen)
     except ModelError as error:
-        raise ResolveError(f"time_limit: {error}") from None
+        raise ResolveError(f"time_limit: {error}", field="time_limit") from None
     if partition is not None and partition.time_limit and minutes is not None:
         try:
             limit = parse_time_limit(partition.time_limit)
@@ -94,7 +97,8 @@ def time_limit(value: str | None, partition: Partition | None) -> tuple[str, str
         if limit is not None and minutes > limit:
             raise ResolveError(
                 f"time_limit {chosen} exceeds partition {partition.name!r} MaxTime "
-                f"{partition.time_limit}; pass --time-limit of at most {partition.time_limit}"
+                f"{partition.time_limit}; pass --time-limit of at most {partition.time_limit}",
+                field="time_limit",
             )
     return chosen, source
 

@@ -36,7 +36,7 @@ def bash_word(value: str, *, command_position: bool = False) -> str:
     """Quote `value` as one bash word: bare when safe, else '...', else $'...' for controls.
 
     >>> bash_word("a b"), bash_word("it's"), bash_word("x\\x01")
-    ("'a b'", "'it'\\\\''s'", "$'x\\\\x01'")
+    ("'a b'", '"it\\'s"', "$'x\\\\x01'")
     """
     if "\0" in value:
         raise QuoteError(value, "a bash word", "bash cannot pass a NUL byte", value.index("\0"))

@@ -18,10 +18,35 @@ _ANSI_SIMPLE = {
 }  # fmt: skip
 
 
-class _WordReader:
-    def __init__(self, text: str) -> None:
+_STOPS = frozenset(" \t\n;&|<>()")
+"""What ends a word in a command line: bash's blanks, newline and metacharacters."""
+_NEEDS_SHELL = frozenset("$`~*?[]{}")
+"""Unquoted characters that bash may expand: parameters, commands, tildes, globs, braces."""
+
+
+class Unterminated(Exception):
+    """A quote the text does not close; `quote` is `single` or `double`."""
+
+    def __init__(self, quote: str, offset: int) -> None:
+        super().__init__(quote)
+        self.quote = quote
+        self.offset = offset
+
+
+class WordReader:
+    """The one reader of bash quoting (backslashes, single and double quotes, `$'...'`).
+
+    Strict (`read_word`): one emitted word whole, its expansions as Param parts; anything it
+    cannot read exactly (substitutions, an unquoted metacharacter) is a VerifyError.
+    Scanning (`scan_word`): a word of a user's command line from `pos` to the next blank or
+    metacharacter, quotes removed and expansions left as written, with `expands` set when
+    bash could read any part differently from its literal text."""
+
+    def __init__(self, text: str, pos: int = 0, *, scanning: bool = False) -> None:
         self.text = text
-        self.pos = 0
+        self.pos = pos
+        self.scanning = scanning
+        self.expands = False
         self.parts: list[WordPart] = []
         self.literal: list[str] = []
 
@@ -38,28 +63,30 @@ class _WordReader:
         text = self.text
         while self.pos < len(text):
             char = text[self.pos]
+            if self.scanning and char in _STOPS:
+                break
             if char == "\\":
-                if self.pos + 1 >= len(text):
-                    raise self.fail("trailing backslash")
-                if text[self.pos + 1] != "\n":
-                    self.literal.append(text[self.pos + 1])
-                self.pos += 2
+                self._backslash()
             elif char == "'":
                 end = text.find("'", self.pos + 1)
                 if end < 0:
+                    if self.scanning:
+                        raise Unterminated("single", self.pos)
                     raise self.fail("unterminated single quote")
                 self.literal.append(text[self.pos + 1 : end])
                 self.pos = end + 1
-            elif char == "$" and text.startswith("$'", self.pos):
+            elif char == "$" and not self.scanning and text.startswith("$'", self.pos):
                 self.pos += 2
                 self._ansi_c()
             elif char == '"':
                 self.pos += 1
                 self._double_quoted()
-            elif char == "$":
-                self._dollar()
-            elif char == "`":
-                raise self.fail("backquote substitution")
+            elif char in "$`":
+                self._expansion(char)
+            elif self.scanning:
+                self.expands = self.expands or char in _NEEDS_SHELL
+                self.literal.append(char)
+                self.pos += 1
             elif char.isspace() or char in ";&|<>()":
                 raise self.fail(f"unquoted {char!r}")
             else:
@@ -67,6 +94,31 @@ class _WordReader:
                 self.pos += 1
         self.flush()
         return tuple(self.parts)
+
+    def _backslash(self) -> None:
+        """An escaped character; a backslash-newline joins lines (and a trailing backslash
+        has nothing to escape): a scanned word needs the shell then."""
+        text = self.text
+        if self.pos + 1 >= len(text):
+            if not self.scanning:
+                raise self.fail("trailing backslash")
+            self.expands = True
+        elif text[self.pos + 1] != "\n":
+            self.literal.append(text[self.pos + 1])
+        else:
+            self.expands = self.expands or self.scanning
+        self.pos += 2
+
+    def _expansion(self, char: str) -> None:
+        """`$` or a backquote: read as a parameter (strict), or kept as written (scanning)."""
+        if self.scanning:
+            self.expands = True
+            self.literal.append(char)
+            self.pos += 1
+        elif char == "$":
+            self._dollar()
+        else:
+            raise self.fail("backquote substitution")
 
     def _ansi_c(self) -> None:
         text = self.text
@@ -98,6 +150,8 @@ class _WordReader:
         text = self.text
         while True:
             if self.pos >= len(text):
+                if self.scanning:
+                    raise Unterminated("double", self.pos)
                 raise self.fail("unterminated double quote")
             char = text[self.pos]
             if char == '"':
@@ -106,11 +160,12 @@ class _WordReader:
             if char == "\\" and text[self.pos + 1 : self.pos + 2] in ("$", "`", '"', "\\", "\n"):
                 if text[self.pos + 1] != "\n":
                     self.literal.append(text[self.pos + 1])
+                elif self.scanning:  # kept as written: the word goes to the shell anyway
+                    self.expands = True
+                    self.literal.append("\n")
                 self.pos += 2
-            elif char == "$":
-                self._dollar()
-            elif char == "`":
-                raise self.fail("backquote substitution")
+            elif char in "$`":
+                self._expansion(char)
             else:
                 self.literal.append(char)
                 self.pos += 1
@@ -142,7 +197,7 @@ class _WordReader:
                 self.pos += 1
 
 
-def _param(inner: str, reader: _WordReader) -> Param:
+def _param(inner: str, reader: WordReader) -> Param:
     if inner.startswith("!") and inner.endswith("@") and _NAME.fullmatch(inner[1:-1]):
         return Param(name=inner[1:-1], form="prefix_names")
     if ":-" in inner:
@@ -168,7 +223,7 @@ def read_word(text: str) -> tuple[WordPart, ...]:
             for piece in _LITERAL_PIECE.finditer(text)
         )
         return (Lit(value=value),) if value else ()
-    return _WordReader(text).read()
+    return WordReader(text).read()
 
 
 def normalize(word: Word) -> tuple[WordPart, ...]:
@@ -243,3 +298,15 @@ def sbatch_tokens(line: str) -> list[str]:
     if in_token:
         tokens.append("".join(current))
     return tokens
+
+
+def scan_word(text: str, pos: int) -> tuple[str, bool, int]:
+    """(value, expands, end) of the command-line word at `pos` (see WordReader); raises
+    Unterminated for an unclosed quote."""
+    reader = WordReader(text, pos, scanning=True)
+    reader.read()
+    return (
+        "".join(part.value for part in reader.parts if isinstance(part, Lit)),
+        reader.expands,
+        reader.pos,
+    )

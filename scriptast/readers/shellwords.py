@@ -15,13 +15,12 @@ import msgspec
 
 from scriptast.errors import InputError
 from scriptast.node import RESERVED_WORDS
+from scriptast.readers.readback import Unterminated, scan_word
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
 _BLANKS = " \t"
 """What separates words: bash's parser splits on space and tab (and ends a command at a
 newline), never on other (Unicode) white space."""
-_NEEDS_SHELL = frozenset("$`~*?[]{}")
-"""Unquoted characters that bash may expand: parameters, commands, tildes, globs, braces."""
 _REDIRECTS = (">>", ">&", "<", ">")
 
 
@@ -78,7 +77,11 @@ def _tokens(text: str, what: str) -> tuple[Token, ...]:
             index += len(operator)
             continue
         start = index
-        value, expands, index = _read_word(text, index, what)
+        try:
+            value, expands, index = scan_word(text, index)
+        except Unterminated as open_quote:
+            message = f"{what} has an unterminated {open_quote.quote} quote: {text!r}"
+            raise InputError(message) from None
         tokens.append(Token(value, "word", expands, start, index, text[start:index]))
     return tuple(tokens)
 
@@ -96,52 +99,6 @@ def _digits_at(text: str, index: int) -> int:
 
 def _redirect_at(text: str, index: int) -> str | None:
     return next((r for r in _REDIRECTS if text.startswith(r, index)), None)
-
-
-def _read_word(text: str, index: int, what: str) -> tuple[str, bool, int]:
-    out: list[str] = []
-    expands = False
-    length = len(text)
-    while index < length:
-        char = text[index]
-        if char in " \t\n;&|<>()":
-            break
-        if char == "\\":
-            if index + 1 >= length or text[index + 1] == "\n":
-                expands = True  # a trailing backslash, or a line continuation
-            else:
-                out.append(text[index + 1])
-            index += 2
-        elif char == "'":
-            end = text.find("'", index + 1)
-            if end < 0:
-                raise InputError(f"{what} has an unterminated single quote: {text!r}")
-            out.append(text[index + 1 : end])
-            index = end + 1
-        elif char == '"':
-            index += 1
-            while True:
-                if index >= length:
-                    raise InputError(f"{what} has an unterminated double quote: {text!r}")
-                inner = text[index]
-                if inner == '"':
-                    index += 1
-                    break
-                if inner == "\\" and index + 1 < length and text[index + 1] in '$`"\\\n':
-                    expands = expands or text[index + 1] == "\n"
-                    out.append(text[index + 1])
-                    index += 2
-                    continue
-                if inner in "$`":
-                    expands = True
-                out.append(inner)
-                index += 1
-        else:
-            if char in _NEEDS_SHELL:
-                expands = True
-            out.append(char)
-            index += 1
-    return "".join(out), expands, index
 
 
 class SimpleCommand(msgspec.Struct, frozen=True):

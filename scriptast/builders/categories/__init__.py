@@ -36,7 +36,7 @@ def category(name: str) -> Category:
     found = CATEGORIES.get(name)
     if found is None:
         known = ", ".join(CATEGORIES)
-        raise ResolveError(f"no workflow category {name!r}; known: {known}")
+        raise ResolveError(f"no workflow category {name!r}; known: {known}", field="workflow_type")
     return found
 
 

@@ -36,7 +36,7 @@ def _work(job: ResolvedJob) -> BenchWork:
 def check_request(request: Request) -> None:
     """bench_cmd is required."""
     if not request.bench_cmd:
-        raise ResolveError("bench_cmd is required for workflow_type bench")
+        raise ResolveError("bench_cmd is required for workflow_type bench", field="bench_cmd")
 
 
 def last_bench_invocation(bench_cmd: str) -> list[str]:
@@ -48,7 +48,9 @@ def last_bench_invocation(bench_cmd: str) -> list[str]:
         if t.kind == "word" and posixpath.basename(t.value) == "trtllm-bench"
     ]
     if not starts:
-        raise ResolveError(f"bench_cmd has no trtllm-bench invocation: {bench_cmd!r}")
+        raise ResolveError(
+            f"bench_cmd has no trtllm-bench invocation: {bench_cmd!r}", field="bench_cmd"
+        )
     found: list[str] = []
     for token in tokens[starts[-1] :]:
         if token.kind != "word":
@@ -63,10 +65,13 @@ def split_bench(bench_cmd: str) -> tuple[str | None, str]:
     if len(pieces) > 2:
         raise ResolveError(
             f"bench_cmd has {len(pieces) - 1} top-level '&&'; it must be one prepare command "
-            "&& one run command (or just the run command)"
+            "&& one run command (or just the run command)",
+            field="bench_cmd",
         )
     if any(not piece for piece in pieces):
-        raise ResolveError(f"bench_cmd has an empty command around '&&': {bench_cmd!r}")
+        raise ResolveError(
+            f"bench_cmd has an empty command around '&&': {bench_cmd!r}", field="bench_cmd"
+        )
     if len(pieces) == 1:
         return None, pieces[0]
     _check_binds_to_the_and(pieces[1])
@@ -85,7 +90,8 @@ def _check_binds_to_the_and(run: str) -> None:
             raise ResolveError(
                 f"bench_cmd has {shown} after its top-level '&&', so bash would not run all "
                 "of the rest only after the prepare step: give `prepare && run` with one "
-                "command (or pipeline) on each side"
+                "command (or pipeline) on each side",
+                field="bench_cmd",
             )
 
 
@@ -100,7 +106,8 @@ def bench_parallelism(bench_cmd: str, gpus_per_node: Sourced | None) -> Parallel
         raise ResolveError(
             f"world_size = {world} (tp {tp.value} * pp {pp.value}) exceeds gpus_per_node = "
             f"{gpus_per_node.value} ({gpus_per_node.source}); "
-            "multi-node trtllm-bench is not supported."
+            "multi-node trtllm-bench is not supported.",
+            field="bench_cmd",
         )
     devices = Sourced(world, f"tp * pp = {tp.value} * {pp.value}")
     return Parallelism(devices, world, tp, pp, ep, *single_node(world))

@@ -54,9 +54,11 @@ def _work(job: ResolvedJob) -> CustomWork:
 def check_request(request: Request) -> None:
     """custom_cmd or custom_script, and not both."""
     if not (request.custom_cmd or request.custom_script):
-        raise ResolveError("custom_cmd or custom_script is required for workflow_type custom")
+        raise ResolveError(
+            "custom_cmd or custom_script is required for workflow_type custom", field="custom_cmd"
+        )
     if request.custom_cmd and request.custom_script:
-        raise ResolveError("give custom_cmd or custom_script, not both")
+        raise ResolveError("give custom_cmd or custom_script, not both", field="custom_cmd")
 
 
 def parse_custom_env(text: str | None) -> tuple[tuple[str, str], ...]:
@@ -67,16 +69,20 @@ def parse_custom_env(text: str | None) -> tuple[tuple[str, str], ...]:
     for token in tokenize(text, "custom_env"):
         if token.kind != "word":
             raise ResolveError(
-                f"custom_env has a shell operator {token.value!r}: give KEY=VALUE pairs"
+                f"custom_env has a shell operator {token.value!r}: give KEY=VALUE pairs",
+                field="custom_env",
             )
         key, equals, value = token.value.partition("=")
         if not equals:
             raise ResolveError(
-                f"custom_env entry {token.value!r} has no '=': give space-separated KEY=VALUE pairs"
+                f"custom_env entry {token.value!r} has no '=': give space-separated "
+                "KEY=VALUE pairs",
+                field="custom_env",
             )
         if not IDENTIFIER.match(key):
             raise ResolveError(
-                f"custom_env key {key!r} is not a shell identifier ([A-Za-z_][A-Za-z0-9_]*)"
+                f"custom_env key {key!r} is not a shell identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                field="custom_env",
             )
         pairs.append((key, value))
     return tuple(pairs)
@@ -90,7 +96,9 @@ def custom_script(request: Request, log_dir: str) -> tuple[str | None, str | Non
         return None, None
     if request.execution_scenario is not ExecutionScenario.remote_slurm:
         if not Path(path).is_file():
-            raise ResolveError(f"custom_script {path} does not exist or is not a file")
+            raise ResolveError(
+                f"custom_script {path} does not exist or is not a file", field="custom_script"
+            )
         return path, None
     if Path(path).is_file():
         return posixpath.join(log_dir, posixpath.basename(path)), path
@@ -115,7 +123,8 @@ def custom_parallelism(
     if gpus_per_node is None:
         raise ResolveError(
             "gpus_per_node is unknown: the partition has no gpus_per_node or gpu gres, and "
-            "env_check.gpus_per_node is not given; pass env_check.gpus_per_node"
+            "env_check.gpus_per_node is not given; pass env_check.gpus_per_node",
+            field="env_check.gpus_per_node",
         )
     nodes = math.ceil(devices.value / gpus_per_node.value)
     if nodes > 1 or (node_count is not None and node_count > 1):
@@ -123,7 +132,8 @@ def custom_parallelism(
         raise ResolveError(
             f"required_devices = {devices.value} requires {nodes} nodes (gpus_per_node = "
             f"{gpus_per_node.value}), but custom commands are limited to 1 node. "
-            f"Reduce required_devices to at most {gpus_per_node.value}."
+            f"Reduce required_devices to at most {gpus_per_node.value}.",
+            field="required_devices",
         )
     one = Sourced(1, "default")
     return Parallelism(

@@ -45,7 +45,7 @@ def _work(job: ResolvedJob) -> EvalWork:
 def check_request(request: Request) -> None:
     """eval_cmd is required."""
     if not request.eval_cmd:
-        raise ResolveError("eval_cmd is required for workflow_type eval")
+        raise ResolveError("eval_cmd is required for workflow_type eval", field="eval_cmd")
 
 
 def eval_parallelism(
@@ -77,7 +77,8 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
             f"{per_node.value if per_node else '?'}), but local_docker runs on this one "
             "machine and trtllm-eval is single-node; run it on Slurm (local_slurm or "
-            "remote_slurm), where it goes through the perf-sanity path"
+            "remote_slurm), where it goes through the perf-sanity path",
+            field="eval_cmd",
         )
     if par.multi_node_eval:
         work = eval_fallback(request, par, per_node, trail)

@@ -49,9 +49,9 @@ def _work(job: ResolvedJob) -> PerfWork:
 def require_file(path: str | None, field: str) -> str:
     """`path`, which must name a file; else the error names `field`."""
     if not path:
-        raise ResolveError(f"{field} is required here (--{field.replace('_', '-')})")
+        raise ResolveError(f"{field} is required here (--{field.replace('_', '-')})", field=field)
     if not Path(path).is_file():
-        raise ResolveError(f"{field} {path} does not exist or is not a file")
+        raise ResolveError(f"{field} {path} does not exist or is not a file", field=field)
     return path
 
 
@@ -83,7 +83,8 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
         model = names.normalize_model_name(target.param_id or "") or "perf_sanity"
         return PerfWork(submit_py=submit, test_list=test_list), model
     raise ResolveError(
-        "perf_config_yaml is required for workflow_type perf_sanity (--perf-config-yaml)"
+        "perf_config_yaml is required for workflow_type perf_sanity (--perf-config-yaml)",
+        field="perf_config_yaml",
     )
 
 
@@ -109,7 +110,8 @@ def eval_fallback(
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
             f"{per_node.value if per_node else '?'}), but trtllm-eval is single-node only; pass "
             "--perf-config-yaml to run it through the perf-sanity path with "
-            "accuracy.enable_accuracy_test: true"
+            "accuracy.enable_accuracy_test: true",
+            field="perf_config_yaml",
         )
     config = require_file(request.perf_config_yaml, "perf_config_yaml")
     trail.add("category", "perf_sanity", f"eval over {par.nodes} nodes falls back to perf-sanity")

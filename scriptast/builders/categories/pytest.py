@@ -39,7 +39,7 @@ def _work(job: ResolvedJob) -> PytestWork:
 def check_request(request: Request) -> None:
     """test_cmd is required."""
     if not request.test_cmd:
-        raise ResolveError("test_cmd is required for workflow_type pytest")
+        raise ResolveError("test_cmd is required for workflow_type pytest", field="test_cmd")
 
 
 def route(request: Request) -> str | None:
@@ -67,11 +67,13 @@ def pytest_parallelism(
     if gpus_per_node is not None and devices.value > gpus_per_node.value:
         raise ResolveError(
             f"required_devices = {devices.value} exceeds gpus_per_node = {gpus_per_node.value} "
-            f"({gpus_per_node.source}); pytest does not support multi-node execution."
+            f"({gpus_per_node.source}); pytest does not support multi-node execution.",
+            field="required_devices",
         )
     if node_count is not None and node_count > 1:
         raise ResolveError(
-            f"node_count = {node_count}: pytest is always single-node (node_count must be 1)."
+            f"node_count = {node_count}: pytest is always single-node (node_count must be 1).",
+            field="node_count",
         )
     one = Sourced(1, "default")
     source = mpi_ranks.source if ranks > 1 and mpi_ranks else None
@@ -114,7 +116,8 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
     elif not selection.files:
         raise ResolveError(
             f"test_cmd {request.test_cmd!r} names no test file (a path ending in .py) "
-            "and selects no test"
+            "and selects no test",
+            field="test_cmd",
         )
     rank_need = max(ranks, key=lambda n: n.count) if ranks else None
     return _Needs(file_devices, Sourced(rank_need.count, rank_need.source) if rank_need else None)
@@ -138,7 +141,8 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     if par.world_size > 1 and request.execution_scenario is ExecutionScenario.local_docker:
         raise ResolveError(
             f"{par.ranks_source} needs {par.world_size} MPI ranks, and local_docker runs one "
-            "process; run it on Slurm (local_slurm or remote_slurm), where each rank is a task"
+            "process; run it on Slurm (local_slurm or remote_slurm), where each rank is a task",
+            field="test_cmd",
         )
     folder = run_folder(selection, request.repo_root)
     workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
