@@ -116,7 +116,7 @@ def library_rates() -> dict[str, float]:
     def build_bench(job: Any) -> Any:
         return build_slurm(job).main
 
-    from scriptast.emitters.bash import EMITTED
+    from scriptast.emitters.bash import EMITTED, BashEmitter
     from scriptast.readers.verify import VERIFIED, verify_emitted
     from scriptast.render import emit
 
@@ -153,7 +153,7 @@ def library_rates() -> dict[str, float]:
         ),
         "build_emit_same": per_second(lambda: emit(build_bench(one), verify=False)),
         "build_emit_verify_alone": per_second(forgetting(lambda: emit(build_bench(one)))),
-        "verify_alone": per_second(forgetting(lambda: verify_emitted(text, script))),
+        "verify_alone": per_second(forgetting(lambda: verify_emitted(text, script, BashEmitter()))),
         "resolve_build_emit_verify": pass_rate(
             [requests(300) for _ in range(3)], lambda r: emit(build_bench(resolve(r)))
         ),

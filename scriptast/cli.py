@@ -113,8 +113,8 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
 
     from scriptast.builders.job_spec import JobSpec
     from scriptast.builders.request import Request
-    from scriptast.builders.slurm_env import SlurmEnv
     from scriptast.script import Script
+    from scriptast.slurm_env import SlurmEnv
 
     types: dict[SchemaName, type] = {
         SchemaName.model: Script,
@@ -140,7 +140,7 @@ def verify(
 
     env = None
     if slurm_env_file is not None:
-        from scriptast.builders.slurm_env import load_slurm_env
+        from scriptast.slurm_env import load_slurm_env
 
         try:
             env = load_slurm_env(str(slurm_env_file), "verify").env

@@ -14,8 +14,8 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from scriptast.builders.slurm_env import NO_CLIENT_TOOLS
-from scriptast.builders.slurm_params import gres_gpus
+from scriptast.slurm_env import NO_CLIENT_TOOLS
+from scriptast.slurm_options import gres_gpus
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
 

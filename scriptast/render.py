@@ -13,9 +13,10 @@ from scriptast.statements import Payload
 
 def emit(node: Script | Payload, *, verify: bool = True) -> str:
     """Bash text of a script or payload; with `verify`, read back and checked against the model."""
-    text = BashEmitter().emit(node)
+    emitter = BashEmitter()
+    text = emitter.emit(node)
     if verify:
         from scriptast.readers.verify import verify_emitted
 
-        verify_emitted(text, node)
+        verify_emitted(text, node, emitter)
     return text

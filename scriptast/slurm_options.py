@@ -205,6 +205,8 @@ FLAG_OPTIONS = frozenset(
     ]
 )
 GRES = re.compile(r"[a-z][a-z0-9_]*(?::[A-Za-z0-9_.-]+)?:([0-9]+)\Z")
+GPU_GRES = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
+"""The GPU entry of a gres list: `gpu[:type]:N`, perhaps followed by `(IDX:...)`."""
 MPI_PLUGIN = re.compile(r"(none|pmi2|cray_shasta|pmix(?:_v[0-9]+)?)\Z")
 
 
@@ -233,3 +235,13 @@ def check_positive(value: int | None, what: str, error: type[ScriptastError] = M
         return
     if isinstance(value, bool) or value < 1:
         raise error(f"{what} must be >= 1, got {value!r}", field=what)
+
+
+def gres_gpus(gres: str | None) -> int | None:
+    """N of the GPU entry of a gres list such as `gpu:8`, `gpu:h100:8(IDX:0-7)` or
+    `craynetwork:4,gpu:4`; None for `(null)` or a list without one."""
+    for entry in (gres or "").split(","):
+        match = GPU_GRES.match(entry.strip())
+        if match:
+            return int(match.group(1))
+    return None

@@ -20,9 +20,9 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from scriptast.builders.slurm_env import SlurmEnv
 from scriptast.emitters.quote import bash_word
 from scriptast.errors import ResolveError
+from scriptast.slurm_env import SlurmEnv
 from scriptast.write import Pending, interrupted, work_dir_held
 
 SUBMIT_SECONDS = 300

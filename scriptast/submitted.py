@@ -12,13 +12,13 @@ import msgspec
 from scriptast.builders.job import ResolvedJob, SlurmParams
 from scriptast.builders.job_spec import LaunchFacts
 from scriptast.builders.perf_submit import LAUNCH_SH, SubmitPlan, precheck_path
-from scriptast.builders.slurm_env import SlurmEnv
 from scriptast.builders.trail import TrailEntry
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
 from scriptast.outputs import Made, OutputFile
 from scriptast.readers.launch_readback import read_launch_script
+from scriptast.slurm_env import SlurmEnv
 from scriptast.submit_run import Staged, Watched, run_submit
 
 

@@ -257,7 +257,7 @@ def test_verifier_catches_text_that_differs_from_the_model(tamper: object, messa
     tampered = tamper(text)  # type: ignore[operator]
     assert tampered != text
     with pytest.raises(VerifyError, match=message):
-        verify_emitted(tampered, script)
+        verify_emitted(tampered, script, BashEmitter())
 
 
 def test_raw_shell_is_emitted_verbatim_and_checked() -> None:
@@ -265,7 +265,7 @@ def test_raw_shell_is_emitted_verbatim_and_checked() -> None:
     text = emit(script)
     assert "echo $(date +%s)" in text
     with pytest.raises(VerifyError, match="raw shell"):
-        verify_emitted(text.replace("%s", "%N"), script)
+        verify_emitted(text.replace("%s", "%N"), script, BashEmitter())
 
 
 def test_unrepresentable_mount_is_an_error_naming_the_path() -> None:
@@ -331,7 +331,7 @@ def test_a_statement_that_runs_into_the_next_is_caught() -> None:
     text = emit(script, verify=False)
     assert text.endswith("echo a\\\ntrue\n")
     with pytest.raises(VerifyError, match="1 commands where the model has 2"):
-        verify_emitted(text, script)
+        verify_emitted(text, script, BashEmitter())
 
 
 @given(scripts)
@@ -352,7 +352,7 @@ def test_statement_by_statement_verification_agrees_with_one_parse(script: Scrip
             return str(error)
         return "ok"
 
-    piecewise = verdict(lambda: verify_emitted(text, script))
+    piecewise = verdict(lambda: verify_emitted(text, script, BashEmitter()))
     whole = verdict(lambda: verify._verify_statements(text, script.body, BashEmitter()))
     assert (piecewise == "ok") == (whole == "ok"), (piecewise, whole)
 
@@ -371,14 +371,14 @@ def test_verified_statements_are_not_parsed_again(monkeypatch: pytest.MonkeyPatc
         return original(piece)
 
     monkeypatch.setattr(verify, "parse_commands", counting)
-    verify_emitted(text, script)
+    verify_emitted(text, script, BashEmitter())
     assert parses
     parses.clear()
-    verify_emitted(text, script)
+    verify_emitted(text, script, BashEmitter())
     assert parses == []
     tampered = text.replace("--ntasks=2", "--ntasks=3")
     with pytest.raises(VerifyError):
-        verify_emitted(tampered, script)
+        verify_emitted(tampered, script, BashEmitter())
 
 
 def test_verification_runs_in_a_worker_thread() -> None:

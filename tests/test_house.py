@@ -50,12 +50,17 @@ def _imported(path: Path) -> set[str]:
     return found
 
 
-def test_emitters_only_write() -> None:
-    readers = {
-        f"{p.relative_to(PACKAGE)}": sorted(m for m in _imported(p) if "scriptast.readers" in m)
-        for p in (PACKAGE / "emitters").glob("*.py")
+def _importing(folder: str, prefix: str) -> dict[str, list[str]]:
+    found = {
+        f"{p.relative_to(PACKAGE)}": sorted(m for m in _imported(p) if m.startswith(prefix))
+        for p in (PACKAGE / folder).rglob("*.py")
     }
-    assert not {name: found for name, found in readers.items() if found}
+    return {name: modules for name, modules in found.items() if modules}
+
+
+def test_emitters_only_write_and_readers_only_read() -> None:
+    assert not _importing("emitters", "scriptast.readers")
+    assert not _importing("readers", "scriptast.emitters")
 
 
 def test_builders_do_not_import_the_pipeline_or_the_command_line() -> None:

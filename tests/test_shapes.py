@@ -81,7 +81,7 @@ def test_changed_text_gets_the_verdict_of_a_whole_parse(
         verify.FAST_PATH = fast_path
         verify.VERIFIED.clear()
         try:
-            verify.verify_emitted(text, script)
+            verify.verify_emitted(text, script, BashEmitter())
             verdicts.append("ok")
         except (VerifyError, ModelError) as error:
             verdicts.append(type(error).__name__)

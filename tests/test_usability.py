@@ -354,3 +354,30 @@ def test_pre_commit_hook_definition() -> None:
     assert re.search(hook["files"], "jobs/llama.slurm") and not re.search(
         hook["files"], "README.md"
     )
+
+
+def test_piped_help_cuts_no_option_name_or_text() -> None:
+    from scriptast.help_pages import PAGES_FILE
+
+    pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
+    assert pages and not [key for key, page in pages.items() if "…" in page]
+
+
+def test_a_category_help_shows_its_own_options_and_the_shared_ones() -> None:
+    from scriptast.help_pages import PAGES_FILE
+
+    pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
+    bench, custom = pages["emit bench --help"], pages["emit custom --help"]
+    assert "--bench-cmd" in bench and "--test-cmd" not in bench and "--custom-env" not in bench
+    assert "--custom-env" in custom and "--custom-script" in custom and "--bench-cmd" not in custom
+    for page in (bench, custom):
+        assert "--partition" in page and "--llm-models-root" in page and "--explain" in page
+    assert "--bench-cmd" in pages["emit --help"] and "--test-cmd" in pages["emit --help"]
+
+
+def test_a_hidden_option_is_still_accepted() -> None:
+    """`emit bench --help` leaves out --test-cmd, but the option parses as before: the error
+    is the request's, not the command line's."""
+    result = CliRunner().invoke(app, ["emit", "bench", "--test-cmd", "x", "--bench-cmd", "y"])
+    assert result.exit_code == 1 and "No such option" not in result.output
+    assert "execution_scenario is required" in result.output

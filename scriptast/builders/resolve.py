@@ -17,9 +17,9 @@ from scriptast.builders.job import ResolvedJob, SlurmParams
 from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import ExecutionScenario, Request
-from scriptast.builders.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
+from scriptast.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
 from scriptast.slurm_options import check_positive
 
 

@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import re
-
 from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import EnvCheck
-from scriptast.builders.slurm_env import NOT_RUN, Partition, SlurmEnv
-from scriptast.builders.suggest import did_you_mean
 from scriptast.errors import ModelError, ResolveError
+from scriptast.slurm_env import NOT_RUN, Partition, SlurmEnv
+from scriptast.slurm_options import gres_gpus
 from scriptast.slurm_time import parse_time_limit
+from scriptast.suggest import did_you_mean
 
 DEFAULT_TIME_LIMIT = "02:00:00"
-_GPU_GRES = re.compile(r"gpu(?::[A-Za-z0-9_.-]+)?:(\d+)")
 
 
 def require(value: str | None, field: str, scenario: str) -> str:
@@ -48,16 +46,6 @@ def check_account(env: SlurmEnv, account: str) -> None:
             f"(known: {', '.join(env.accounts)}){did_you_mean(account, env.accounts)}",
             field="account",
         )
-
-
-def gres_gpus(gres: str | None) -> int | None:
-    """N of the GPU entry of a gres list such as `gpu:8`, `gpu:h100:8(IDX:0-7)` or
-    `craynetwork:4,gpu:4`; None for `(null)` or a list without one."""
-    for entry in (gres or "").split(","):
-        match = _GPU_GRES.match(entry.strip())
-        if match:
-            return int(match.group(1))
-    return None
 
 
 def uses_gres(partition: Partition | None) -> bool:

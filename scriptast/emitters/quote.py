@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from scriptast.bashlex_limits import confuses_bashlex
 from scriptast.errors import QuoteError
 from scriptast.node import RESERVED_WORDS
 from scriptast.slurm import Mount, pyxis_path_problem
@@ -60,21 +61,6 @@ def bash_word(value: str, *, command_position: bool = False) -> str:
 
 def _single_quoted(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
-
-
-_SIMPLE_BRACED = re.compile(r"\$\{[A-Za-z0-9_#?@*!:/%\[\]-]*\}")
-
-
-_PROCESS_SUBSTITUTION = re.compile(r"[<>]\(")
-
-
-def confuses_bashlex(value: str) -> bool:
-    """bashlex 0.18 parses `$(`, backquotes and unbalanced `${` even inside single quotes of a
-    word that mixes quoting styles (it fails or loops), and `<(`/`>(` inside the single quotes of
-    an assignment value, so such text is written another way."""
-    if "`" in value or "$(" in value or _PROCESS_SUBSTITUTION.search(value):
-        return True
-    return "${" in _SIMPLE_BRACED.sub("", value)
 
 
 def _escape_expansion_chars(value: str) -> str:

@@ -18,7 +18,7 @@ import re
 
 import msgspec
 
-from scriptast.emitters.quote import confuses_bashlex
+from scriptast.bashlex_limits import confuses_bashlex
 from scriptast.node import RESERVED_WORDS
 
 _PARAM = r"\$\{!?[A-Za-z_][A-Za-z0-9_]*(?::-[A-Za-z0-9_@%+=:,./-]*|@)?\}"

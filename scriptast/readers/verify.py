@@ -10,12 +10,11 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
 from scriptast.docker import DockerRun
-from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import VerifyError
 from scriptast.memo import Memo, node_key
 from scriptast.readers.readback import (
@@ -28,7 +27,7 @@ from scriptast.readers.readback import (
 from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.srun_argv import parse_srun
 from scriptast.script import Script, Statement
-from scriptast.slurm import SrunStep
+from scriptast.slurm import SbatchDirective, SrunStep
 from scriptast.statements import (
     AndOr,
     Assign,
@@ -56,15 +55,27 @@ class _Actual(msgspec.Struct, frozen=True):
     redirects: tuple[tuple[str, str, str], ...]
 
 
-def verify_emitted(text: str, node: Script | Payload) -> None:
-    """Raise VerifyError unless `text` reads back as `node`.
+class Composer(Protocol):
+    """What the verifier asks of the emitter whose text it checks: how it composes a script
+    (its head and statement texts, directive lines, argv lines, words and payloads)."""
+
+    def payload_text(self, payload: Payload) -> str: ...
+    def head_lines(self, script: Script) -> list[str]: ...
+    def directive(self, directive: SbatchDirective) -> str: ...
+    def statement_texts(self, statements: tuple[Statement, ...]) -> list[str]: ...
+    def srun_lines(self, step: SrunStep) -> tuple[tuple[Word, ...], ...]: ...
+    def docker_lines(self, run: DockerRun) -> tuple[tuple[Word, ...], ...]: ...
+    def word(self, word: Word, *, command_position: bool = False) -> str: ...
+
+
+def verify_emitted(text: str, node: Script | Payload, emitter: Composer) -> None:
+    """Raise VerifyError unless `text` reads back as `node` as `emitter` composes it.
 
     When `text` is exactly the node's statements joined by newlines (under comment-only head
     lines), each statement's text is parsed and compared on its own, and a verified pair is
     remembered: statements repeat across the steps and jobs of a sweep. A piece that could
     reach into the next one (a trailing backslash, a here-document) sends the whole text
     through one parse instead, as does text that is not the emitter's composition."""
-    emitter = BashEmitter()
     if isinstance(node, Script):
         _check_directives(text, node, emitter)
     pieces = _pieces(text, node, emitter)
@@ -86,7 +97,7 @@ VERIFIED: Memo[bool] = Memo(4096)
 
 
 def _pieces(
-    text: str, node: Script | Payload, emitter: BashEmitter
+    text: str, node: Script | Payload, emitter: Composer
 ) -> list[tuple[str, Statement]] | None:
     texts = emitter.statement_texts(node.body)
     head = emitter.head_lines(node) if isinstance(node, Script) else []
@@ -98,7 +109,7 @@ def _pieces(
     return list(zip(texts, node.body, strict=True))
 
 
-def _verify_statements(text: str, statements: tuple[Statement, ...], emitter: BashEmitter) -> None:
+def _verify_statements(text: str, statements: tuple[Statement, ...], emitter: Composer) -> None:
     expected: list[_Expected] = []
     for statement in statements:
         expected.extend(_expected(statement, emitter))
@@ -256,7 +267,7 @@ def _lit(value: str) -> Word:
     return Lit(value=value)
 
 
-def _expected(statement: Statement, emitter: BashEmitter) -> list[_Expected]:
+def _expected(statement: Statement, emitter: Composer) -> list[_Expected]:
     match statement:
         case Command():
             words = tuple(concat(f"{a.name}=", a.value) for a in statement.assigns)
@@ -307,7 +318,7 @@ def _flat(lines: tuple[tuple[Word, ...], ...]) -> tuple[Word, ...]:
     return tuple(word for line in lines for word in line)
 
 
-def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
+def _compare(want: _Expected, got: _Actual, emitter: Composer) -> None:
     if len(want.words) != len(got.words):
         raise VerifyError(
             f"command {got.words[:3]} reads back with {len(got.words)} words, "
@@ -338,10 +349,10 @@ def _compare(want: _Expected, got: _Actual, emitter: BashEmitter) -> None:
         payload_text = literal_value(read[-1])
         if payload_text != emitter.payload_text(want.payload):
             raise VerifyError("a payload does not read back as the text emitted for it")
-        verify_emitted(payload_text, want.payload)
+        verify_emitted(payload_text, want.payload, emitter)
 
 
-def _check_directives(text: str, script: Script, emitter: BashEmitter) -> None:
+def _check_directives(text: str, script: Script, emitter: Composer) -> None:
     header = scan_header(text)
     if header.late:
         late = list(header.late)
