@@ -44,18 +44,15 @@ def _resolve(facts: Facts, trail: Trail) -> Resolution:
     )
 
 
-def _work(job: ResolvedJob) -> SmokeWork:
-    assert isinstance(job.work, SmokeWork)
-    return job.work
-
-
 def _build(job: ResolvedJob) -> SlurmScripts:
-    step = common.task_step(job, job.world_size, None, common.run_command(_work(job).command))
+    step = common.task_step(
+        job, job.world_size, None, common.run_command(job.work_as(SmokeWork).command)
+    )
     return SlurmScripts(main=common.slurm_script(job, "GPU smoke test", (step,)))
 
 
 def _docker(job: ResolvedJob) -> tuple[ShellStatement, ...]:
-    return (common.run_command(_work(job).command),)
+    return (common.run_command(job.work_as(SmokeWork).command),)
 
 
 SMOKE = Category(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -55,6 +55,9 @@ class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
         return ()
 
 
+W = TypeVar("W", bound=Work)
+
+
 class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     """A job ready to build; builders read these values and compute nothing of their own."""
 
@@ -89,6 +92,11 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     def category(self) -> str:
         """The category of the job's work (a multi-node eval's is perf_sanity)."""
         return self.work.category
+
+    def work_as(self, kind: type[W]) -> W:
+        """The job's work, which a category's builder knows to be its own `kind`."""
+        assert isinstance(self.work, kind), (type(self.work).__name__, kind.__name__)
+        return self.work
 
     @property
     def is_docker(self) -> bool:

@@ -28,11 +28,6 @@ class BenchWork(Work, frozen=True, kw_only=True, tag="bench"):
         return tuple(("bench_cmd", step) for step in steps)
 
 
-def _work(job: ResolvedJob) -> BenchWork:
-    assert isinstance(job.work, BenchWork)
-    return job.work
-
-
 def check_request(request: Request) -> None:
     """bench_cmd is required."""
     if not request.bench_cmd:
@@ -146,7 +141,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
     """Install, prepare (one task, no --mpi), run (world_size tasks, --mpi iff more than one);
     with tp 2 the run step is `srun -l --ntasks=2 --mpi=<plugin> ... bash -c '...
     trtllm-llmapi-launch trtllm-bench --model m throughput --tp 2'`."""
-    work = _work(job)
+    work = job.work_as(BenchWork)
     assert job.slurm is not None
     steps: list[Statement] = []
     if work.prepare is not None:
@@ -174,7 +169,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
 
 def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
     """The prepare step, then the run step."""
-    work = _work(job)
+    work = job.work_as(BenchWork)
     prepare = (common.run_command(work.prepare),) if work.prepare else ()
     return (*prepare, common.run_command(work.run))
 

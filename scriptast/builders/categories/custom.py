@@ -46,11 +46,6 @@ class CustomWork(Work, frozen=True, kw_only=True, tag="custom"):
         return (("custom_cmd", self.command),)
 
 
-def _work(job: ResolvedJob) -> CustomWork:
-    assert isinstance(job.work, CustomWork)
-    return job.work
-
-
 def check_request(request: Request) -> None:
     """custom_cmd or custom_script, and not both."""
     if not (request.custom_cmd or request.custom_script):
@@ -172,7 +167,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
 
 def build_slurm(job: ResolvedJob) -> SlurmScripts:
     """The .slurm (install, then every task runs slurm_run_custom.sh) and that run script."""
-    work = _work(job)
+    work = job.work_as(CustomWork)
     assert job.slurm is not None
     step = SrunStep(
         ntasks=job.slurm.ntasks,
@@ -193,7 +188,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
 def run_script(job: ResolvedJob) -> Script:
     """slurm_run_custom.sh: strict, the ERR trap, custom_env exports, MPI cleared on one
     node, then the custom command, its exit code echoed and returned."""
-    work = _work(job)
+    work = job.work_as(CustomWork)
     body: list[Statement] = [
         cmd("set", "-Eeuo", "pipefail"),
         cmd("trap", RawShell(text=f"'{ERR_TRAP}'"), "ERR"),
@@ -227,7 +222,7 @@ def run_script(job: ResolvedJob) -> Script:
 
 def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
     """custom_env's exports, then the command."""
-    work = _work(job)
+    work = job.work_as(CustomWork)
     exports = tuple(Export(name=key, value=Lit(value=value)) for key, value in work.env)
     return (*exports, common.run_command(work.command))
 

@@ -37,11 +37,6 @@ class EvalWork(Work, frozen=True, kw_only=True, tag="eval"):
         return (REQUIREMENTS,) if self.requirements else ()
 
 
-def _work(job: ResolvedJob) -> EvalWork:
-    assert isinstance(job.work, EvalWork)
-    return job.work
-
-
 def check_request(request: Request) -> None:
     """eval_cmd is required."""
     if not request.eval_cmd:
@@ -139,7 +134,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
     """Install (with the eval requirements), then the eval step, always under --mpi; with
     world_size 2 the step is `srun -l --ntasks=2 --mpi=<plugin> ... bash -c '...
     trtllm-llmapi-launch trtllm-eval --model /models/x --tp_size 2 gsm8k'`."""
-    work = _work(job)
+    work = job.work_as(EvalWork)
     assert job.slurm is not None
     prefix = common.with_launcher(work.command, job.world_size)
     body = (common.models_root_export(job), common.run_command(work.command, prefix))
@@ -150,7 +145,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
 
 def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
     """The eval command."""
-    return (common.run_command(_work(job).command),)
+    return (common.run_command(job.work_as(EvalWork).command),)
 
 
 CATEGORY = Category(

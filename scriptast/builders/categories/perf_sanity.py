@@ -41,11 +41,6 @@ class PerfWork(Work, frozen=True, kw_only=True, tag="perf_sanity"):
     accuracy: bool = False
 
 
-def _work(job: ResolvedJob) -> PerfWork:
-    assert isinstance(job.work, PerfWork)
-    return job.work
-
-
 def require_file(path: str | None, field: str) -> str:
     """`path`, which must name a file; else the error names `field`."""
     if not path:
@@ -126,7 +121,7 @@ def eval_fallback(
 def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
     """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
     local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
-    perf = _work(job)
+    perf = job.work_as(PerfWork)
     assert job.slurm is not None
     remote = job.scenario is ExecutionScenario.remote_slurm
     copy: ConfigCopy | None = None

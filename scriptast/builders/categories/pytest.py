@@ -31,11 +31,6 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
         return (("test_cmd", self.test),)
 
 
-def _work(job: ResolvedJob) -> PytestWork:
-    assert isinstance(job.work, PytestWork)
-    return job.work
-
-
 def check_request(request: Request) -> None:
     """test_cmd is required."""
     if not request.test_cmd:
@@ -164,7 +159,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
     under `--mpi`, each `trtllm-llmapi-launch pytest ...`. The one-task step's payload is
     `nvidia-smi`, the MPI-variable loop, `export LLM_MODELS_ROOT=...`, `cd` into the test
     folder and the test command."""
-    work = _work(job)
+    work = job.work_as(PytestWork)
     assert job.slurm is not None
     ranks = job.world_size
     body: list[ShellStatement] = [cmd("nvidia-smi")]
@@ -181,7 +176,7 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
 
 def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
     """`cd` into the test folder, then the test command."""
-    work = _work(job)
+    work = job.work_as(PytestWork)
     found: list[ShellStatement] = [cmd("cd", work.workdir)] if work.workdir else []
     return (*found, common.run_command(work.test))
 
