@@ -8,6 +8,7 @@ srun would read as an option) is refused with the part that does not fit.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from scriptast.errors import InputError
@@ -45,16 +46,17 @@ def check_image(image: str, what: str, *, squashfs: bool = False) -> str:
     return image
 
 
+@functools.lru_cache(maxsize=256)
 def image_problem(image: str) -> str | None:
-    """Why `image` is not a reference, or None."""
+    """Why `image` is not a reference, or None (remembered: a sweep names few images)."""
     if not image:
         return "it is empty"
     if image.startswith("-"):
         return "it starts with '-', so docker and srun would read it as an option"
     if len(image) > MAX_LENGTH:
         return f"it is {len(image)} characters long"
-    bad = next((c for c in image if c.isspace() or not c.isprintable()), None)
-    if bad is not None:
+    if " " in image or not image.isprintable():  # the only printable white space is " "
+        bad = next(c for c in image if c.isspace() or not c.isprintable())
         return f"it holds {bad!r} at offset {image.index(bad)}"
     pattern = ENROOT_REFERENCE if "#" in image else DOCKER_REFERENCE
     if pattern.match(image):

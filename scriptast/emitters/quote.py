@@ -7,6 +7,7 @@ represent. Only emitters call these.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -95,6 +96,7 @@ def _check_encodable(value: str, context: str) -> None:
 _SBATCH_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./#-]+\Z")
 
 
+@functools.lru_cache(maxsize=1024)
 def sbatch_value(value: str) -> str:
     """Encode an #SBATCH option value for sbatch's own tokenizer.
 
