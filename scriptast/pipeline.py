@@ -9,7 +9,7 @@ from scriptast.builders.categories import category
 from scriptast.builders.category import Category
 from scriptast.builders.file_names import check_inside
 from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import Patterns, build_job_spec
+from scriptast.builders.job_spec import build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
 from scriptast.docker import DockerRun
@@ -82,7 +82,7 @@ def _scripted(job: ResolvedJob, chosen: Category) -> Made:
     scripts = chosen.build_slurm(job)
     files = [_file(job, name, script) for name, script in scripts.others]
     main = _file(job, f"{job.job_name}.slurm", scripts.main)
-    extra = scripts.extra_files
+    extra = (*(f.path for f in files), *scripts.carried)
     return Made(
         job=job,
         files=(*files, main),
@@ -101,7 +101,7 @@ def _finish(made: Made, chosen: Category) -> Output:
         check_inside(job.work_dir, item.path, folder=made.launch is not None)
     spec = build_job_spec(
         job,
-        patterns=Patterns(chosen.success_patterns, chosen.failure_patterns),
+        patterns=chosen.patterns,
         script_name=posixpath.basename(made.main.path),
         script_path=made.script_path,
         extra_files=made.extra,

@@ -20,10 +20,13 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from scriptast.emitters.quote import bash_word
 from scriptast.errors import ResolveError
+from scriptast.render import emit
+from scriptast.script import Script
 from scriptast.slurm_env import SlurmEnv
-from scriptast.write import Pending, interrupted, work_dir_held
+from scriptast.statements import Comment, If, ShellStatement, cmd
+from scriptast.words import Param
+from scriptast.write import Pending, interrupted, make_dirs, remove_dirs, work_dir_held
 
 SUBMIT_SECONDS = 300
 _POLL_SECONDS = 0.05
@@ -192,9 +195,7 @@ class _Backup(msgspec.Struct, frozen=True):
 def _restored(folders: list[str]) -> Iterator[dict[str, dict[str, Signature]]]:
     """Yield each folder's inventory; afterwards remove what is new in it, put back what
     changed, and remove the folders (and parents) that did not exist before."""
-    missing = [_missing_parents(folder) for folder in folders]
-    for folder in folders:
-        os.makedirs(folder, exist_ok=True)
+    created = [make_dirs(folder) for folder in folders]
     before = {folder: _inventory(folder) for folder in folders}
     backups = {
         posixpath.join(folder, relative): _backup(posixpath.join(folder, relative))
@@ -206,20 +207,8 @@ def _restored(folders: list[str]) -> Iterator[dict[str, dict[str, Signature]]]:
     finally:
         for folder in folders:
             _put_back(folder, before[folder], backups)
-        for created in missing:
-            for path in reversed(created):
-                with contextlib.suppress(OSError):
-                    os.rmdir(path)
-
-
-def _missing_parents(folder: str) -> list[str]:
-    """`folder` and its parents that do not exist, outermost first."""
-    missing = []
-    path = folder
-    while not os.path.lexists(path) and posixpath.dirname(path) != path:
-        missing.append(path)
-        path = posixpath.dirname(path)
-    return list(reversed(missing))
+        for folders_made in reversed(created):
+            remove_dirs(folders_made)
 
 
 def _backup(path: str) -> _Backup | None:
@@ -276,17 +265,22 @@ def _sinfo_cases(env: SlurmEnv) -> list[tuple[str, list[str]]]:
     return cases
 
 
+def shim_script(name: str, cases: list[tuple[str, list[str]]]) -> Script:
+    """`name` answering each (arguments, lines) case: the lines when its arguments are
+    exactly those, else exit status 1."""
+    answer: ShellStatement = cmd("exit", "1")
+    for arguments, lines in reversed(cases):
+        answer = If(
+            condition=cmd("[", Param(name="*"), "=", arguments, "]"),
+            then=(cmd("printf", "%s\\n", *lines),),
+            orelse=(answer,),
+        )
+    comment = Comment(text=f"{name} as slurm_env describes the cluster (scriptast)")
+    return Script(header=(comment,), body=(answer,))
+
+
 def _write_shim(folder: str, name: str, cases: list[tuple[str, list[str]]]) -> None:
-    lines = [
-        "#!/bin/sh",
-        f"# {name} as slurm_env describes the cluster (scriptast)",
-        'case "$*" in',
-    ]
-    for arguments, answer in cases:
-        printed = " ".join(bash_word(line) for line in answer)
-        lines.append(f"  {bash_word(arguments)}) printf '%s\\n' {printed} ;;")
-    lines += ["  *) exit 1 ;;", "esac", ""]
     path = posixpath.join(folder, name)
     with open(path, "w", encoding="utf-8") as stream:
-        stream.write("\n".join(lines))
+        stream.write(emit(shim_script(name, cases)))
     os.chmod(path, 0o755)

@@ -1,10 +1,20 @@
-"""Reading a user's text files: UTF-8 or one InputError line that names the file and the byte."""
+"""A user's input files: that one given exists, and its text as UTF-8 or one InputError line that
+names the file and the byte."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from scriptast.errors import InputError
+from scriptast.errors import InputError, ResolveError
+
+
+def require_file(path: str | None, field: str) -> str:
+    """`path`, which must name a file; else the error names `field`."""
+    if not path:
+        raise ResolveError(f"{field} is required here (--{field.replace('_', '-')})", field=field)
+    if not Path(path).is_file():
+        raise ResolveError(f"{field} {path} does not exist or is not a file", field=field)
+    return path
 
 
 def decode_utf8(data: bytes, what: str) -> str:

@@ -52,7 +52,7 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
     `spec` names the manifest whose `files` map says which files an earlier emit wrote: those
     not written again are removed with the change, when their content is still what it
     recorded."""
-    created = _make_dirs(work_dir)
+    created = make_dirs(work_dir)
     try:
         with _signals_held() as pending, _locked(work_dir, pending):
             folders = sorted({posixpath.dirname(f.path) for f in files} | {work_dir})
@@ -76,7 +76,7 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
                 raise
             change.finish()
     except BaseException:
-        _remove_dirs(created)
+        remove_dirs(created)
         raise
 
 
@@ -85,12 +85,12 @@ def work_dir_held(work_dir: str) -> Iterator[Pending]:
     """work_dir created if missing, locked against other emits, SIGINT/SIGTERM only noted, for
     a step that must change it and put it back (submit.py's run); yields the check for a noted
     signal. Folders it created are removed on the way out when they are empty again."""
-    created = _make_dirs(work_dir)
+    created = make_dirs(work_dir)
     try:
         with _signals_held() as pending, _locked(work_dir, pending):
             yield pending
     finally:
-        _remove_dirs(created)
+        remove_dirs(created)
 
 
 def interrupted(pending: Pending, work_dir: str) -> None:
@@ -102,7 +102,7 @@ def interrupted(pending: Pending, work_dir: str) -> None:
         )
 
 
-def _make_dirs(work_dir: str) -> list[str]:
+def make_dirs(work_dir: str) -> list[str]:
     """Create work_dir and its missing parents; the ones created, outermost first."""
     missing: list[str] = []
     path = work_dir
@@ -119,7 +119,7 @@ def _make_dirs(work_dir: str) -> list[str]:
         except FileExistsError:
             continue
         except OSError as error:
-            _remove_dirs(created)
+            remove_dirs(created)
             raise WriteError(f"cannot create {folder}: {error.strerror}") from None
         created.append(folder)
     if not os.path.isdir(work_dir):
@@ -127,7 +127,8 @@ def _make_dirs(work_dir: str) -> list[str]:
     return created
 
 
-def _remove_dirs(created: list[str]) -> None:
+def remove_dirs(created: list[str]) -> None:
+    """Remove the folders `make_dirs` created, innermost first, those that are empty again."""
     for folder in reversed(created):
         with contextlib.suppress(OSError):
             os.rmdir(folder)
@@ -353,7 +354,7 @@ class _Change:
         for temporary, _ in self.staged:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-        _remove_dirs(self.folders)
+        remove_dirs(self.folders)
 
     def finish(self) -> None:
         for _, backup in [*self.done, *self.retired]:

@@ -13,6 +13,7 @@ from scriptast.builders import categories, common
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced, requested_devices, single_node
 from scriptast.builders.request import build_request
 from scriptast.builders.trail import Trail
@@ -63,8 +64,7 @@ SMOKE = Category(
     docs="A toy category.",
     examples=(),
     options=(),
-    success_patterns=("GPU 0:",),
-    failure_patterns=("NVIDIA-SMI has failed",),
+    patterns=Patterns(success=("GPU 0:",), failure=("NVIDIA-SMI has failed",)),
     resolve=_resolve,
     build_slurm=_build,
     docker_commands=_docker,

@@ -357,3 +357,26 @@ def test_sigterm_while_submit_py_runs_puts_everything_back(site: Site, tmp_path:
     assert stderr.splitlines()[-1].startswith("error: interrupted by SIGTERM")
     assert not (site.root / "lustre").exists()
     assert not site.work("job").exists()
+
+
+def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
+    """submit.py asks `sinfo -h -o %P` for the partitions (the default marked `*`) and
+    `sinfo -p P -h -o %G` for a partition's gres; anything else fails as an unknown query."""
+    from scriptast.slurm_env import load_slurm_env
+    from scriptast.submit_run import _shims
+
+    env = load_slurm_env(str(Path(__file__).parent.parent / "examples/slurm_env.json"), "test").env
+    with _shims(env) as folder:
+
+        def sinfo(*arguments: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [f"{folder}/sinfo", *arguments], capture_output=True, text=True, check=False
+            )
+
+        listed = sinfo("-h", "-o", "%P").stdout.split()
+        assert sorted(p.rstrip("*") for p in listed) == sorted(p.name for p in env.partitions)
+        assert [p for p in listed if p.endswith("*")] == [f"{env.default_partition}*"]
+        gres = next(p for p in env.partitions if p.gres is not None)
+        assert sinfo("-p", gres.name, "-h", "-o", "%G").stdout == f"{gres.gres}\n"
+        assert sinfo("-s").returncode == 1
+        assert subprocess.run([f"{folder}/scontrol", "show", "config"], check=False).returncode == 1

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import msgspec
 
 from scriptast.builders.job import ResolvedJob, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import SubmitPlan
-from scriptast.builders.request import Request
+from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
 from scriptast.script import Script
 from scriptast.statements import ShellStatement
@@ -22,9 +23,13 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
     request: Request
     project: str
     log_dir: str
-    is_slurm: bool
     gpus_per_node: Sourced | None
     models_host_path: str | None
+
+    @property
+    def is_slurm(self) -> bool:
+        """True unless the job runs on a local docker host."""
+        return self.request.execution_scenario is not ExecutionScenario.local_docker
 
 
 class Resolution(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,12 +54,13 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class SlurmScripts(msgspec.Struct, frozen=True, kw_only=True):
-    """A category's Slurm output: the batch script and other scripts by file name (written
-    first, and listed in job_spec's extra_files with `extra_files`)."""
+    """A category's Slurm output: the batch script, other scripts by file name (written into
+    work_dir first) and local files the job also needs (`carried`); job_spec lists the other
+    scripts and the carried files as its extra files."""
 
     main: Script
     others: tuple[tuple[str, Script], ...] = ()
-    extra_files: tuple[str, ...] = ()
+    carried: tuple[str, ...] = ()
 
 
 def _accept(request: Request) -> None:
@@ -85,8 +91,7 @@ class Category:
     docs: str
     examples: tuple[str, ...]
     options: tuple[str, ...]
-    success_patterns: tuple[str, ...]
-    failure_patterns: tuple[str, ...]
+    patterns: Patterns
     resolve: Callable[[Facts, Trail], Resolution]
     check_request: Callable[[Request], None] = _accept
     route: Callable[[Request], str | None] = _stay

@@ -60,7 +60,6 @@ def resolve(
         request=request,
         project=place.project,
         log_dir=place.log_dir,
-        is_slurm=is_slurm,
         gpus_per_node=slurm_params.gpus_per_node(place.partition, request.env_check),
         models_host_path=plan.models_host_path,
     )

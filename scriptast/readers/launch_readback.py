@@ -10,7 +10,7 @@ import msgspec
 
 from scriptast.errors import ScriptastError
 from scriptast.readers.lint import read_directives
-from scriptast.readers.shellwords import Token, tokenize
+from scriptast.readers.shellwords import Token, flag_value, tokenize
 
 _ARRAY = re.compile(r"^srunArgs(\+?)=\((.*?)\)[ \t]*$", re.MULTILINE | re.DOTALL)
 _ARRAY_WORD = "${srunArgs[@]}"
@@ -52,7 +52,7 @@ def read_launch_script(text: str, what: str = "the launch script") -> LaunchScri
         header[directive.name] = directive.value
     array = _srun_array(text)
     steps = _srun_steps(text, array)
-    name = _last_value((*array, *(word for step in steps for word in step)), "container-name")
+    name = flag_value((*array, *(word for step in steps for word in step)), "--container-name")
     return LaunchScript(
         nodes=_count(header, "nodes", what),
         ntasks=_count(header, "ntasks", what),
@@ -65,7 +65,7 @@ def read_launch_script(text: str, what: str = "the launch script") -> LaunchScri
         job_name=header.get("job-name"),
         output=header.get("output"),
         container_name=name,
-        step_mpi=tuple(_last_value(step, "mpi") for step in steps),
+        step_mpi=tuple(flag_value(step, "--mpi") for step in steps),
     )
 
 
@@ -113,14 +113,3 @@ def _srun_steps(text: str, array: tuple[str, ...]) -> list[tuple[str, ...]]:
                 arguments += array if word.raw == f'"{_ARRAY_WORD}"' else [word.value]
             steps.append(tuple(arguments))
     return steps
-
-
-def _last_value(words: tuple[str, ...], option: str) -> str | None:
-    """The value of the last `--option=V` / `--option V` (srun: the last one counts)."""
-    value: str | None = None
-    for index, word in enumerate(words):
-        if word.startswith(f"--{option}="):
-            value = word.split("=", 1)[1]
-        elif word == f"--{option}" and index + 1 < len(words):
-            value = words[index + 1]
-    return value

@@ -8,6 +8,7 @@ from scriptast.builders import common, model_name as names
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced, int_flag, single_node
 from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
@@ -187,8 +188,7 @@ CATEGORY = Category(
         "scriptast emit bench --request examples/bench_remote_slurm.json --explain",
     ),
     options=("bench_cmd",),
-    success_patterns=("token/s", "throughput"),
-    failure_patterns=("Error", "Traceback"),
+    patterns=Patterns(success=("token/s", "throughput"), failure=("Error", "Traceback")),
     check_request=check_request,
     resolve=resolve,
     build_slurm=build_slurm,

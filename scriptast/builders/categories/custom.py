@@ -10,6 +10,7 @@ from pathlib import Path
 from scriptast.builders import common, model_name as names
 from scriptast.builders.category import Category, Facts, MountFolders, Resolution, SlurmScripts
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import (
     Parallelism,
     Sourced,
@@ -25,6 +26,7 @@ from scriptast.readers.shellwords import tokenize
 from scriptast.script import Script, Statement
 from scriptast.slurm import SrunStep
 from scriptast.statements import Assign, Comment, Export, ShellStatement, cmd
+from scriptast.text_files import require_file
 from scriptast.words import Lit, Param, RawShell, concat
 
 RUN_SCRIPT = "slurm_run_custom.sh"
@@ -33,13 +35,13 @@ ERR_TRAP = 'echo "ERROR: ${BASH_SOURCE[0]}:${LINENO}: command failed: ${BASH_COM
 
 
 class CustomWork(Work, frozen=True, kw_only=True, tag="custom"):
-    """The command, its KEY=VALUE exports, the run script (its path in the job, and the local
-    file written for it) and the local custom script to carry to the cluster, if any."""
+    """The command, its KEY=VALUE exports, the run script's path in the job (it is written
+    into work_dir as slurm_run_custom.sh) and the local custom script to carry to the cluster,
+    if any."""
 
     command: UserCommand
     env: tuple[tuple[str, str], ...] = ()
     run_script: str
-    run_script_local: str
     script_local: str | None = None
 
     def commands(self) -> tuple[tuple[str, UserCommand], ...]:
@@ -90,11 +92,7 @@ def custom_script(request: Request, log_dir: str) -> tuple[str | None, str | Non
     if not path:
         return None, None
     if request.execution_scenario is not ExecutionScenario.remote_slurm:
-        if not Path(path).is_file():
-            raise ResolveError(
-                f"custom_script {path} does not exist or is not a file", field="custom_script"
-            )
-        return path, None
+        return require_file(path, "custom_script"), None
     if Path(path).is_file():
         return posixpath.join(log_dir, posixpath.basename(path)), path
     return path, None
@@ -152,7 +150,6 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         command=command,
         env=parse_custom_env(request.custom_env),
         run_script=posixpath.join(facts.log_dir, RUN_SCRIPT),
-        run_script_local=posixpath.join(request.work_dir, RUN_SCRIPT),
         script_local=script_local,
     )
     return Resolution(
@@ -180,8 +177,8 @@ def build_slurm(job: ResolvedJob) -> SlurmScripts:
     carried = (work.script_local,) if work.script_local is not None else ()
     return SlurmScripts(
         main=script,
-        others=((posixpath.basename(work.run_script_local), run_script(job)),),
-        extra_files=(work.run_script_local, *carried),
+        others=((RUN_SCRIPT, run_script(job)),),
+        carried=carried,
     )
 
 
@@ -239,8 +236,7 @@ CATEGORY = Category(
         "scriptast emit custom --request examples/custom_local_docker.json",
     ),
     options=("custom_cmd", "custom_script", "custom_env"),
-    success_patterns=(),
-    failure_patterns=("Error", "Traceback"),
+    patterns=Patterns(success=(), failure=("Error", "Traceback")),
     check_request=check_request,
     mount_folders=mount_folders,
     resolve=resolve,

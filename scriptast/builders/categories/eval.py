@@ -12,6 +12,7 @@ from scriptast.builders.categories.perf_sanity import eval_fallback
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.parallelism import Parallelism, Sourced, int_flag
 from scriptast.builders.request import Request
@@ -160,8 +161,7 @@ CATEGORY = Category(
         "scriptast emit eval --request examples/eval_local_docker.json --stdout --shell fish",
     ),
     options=("eval_cmd", "perf_config_yaml", "perf_test_name"),
-    success_patterns=("accuracy:", "score:"),
-    failure_patterns=("AssertionError", "Error"),
+    patterns=Patterns(success=("accuracy:", "score:"), failure=("AssertionError", "Error")),
     check_request=check_request,
     resolve=resolve,
     build_slurm=build_slurm,

@@ -10,6 +10,7 @@ from scriptast.builders import model_name as names
 from scriptast.builders.category import Category, Facts, Resolution
 from scriptast.builders.file_names import check_component
 from scriptast.builders.job import ResolvedJob, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import (
     DRAFT,
@@ -25,7 +26,7 @@ from scriptast.builders.perf_submit import (
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
-from scriptast.text_files import read_text_file
+from scriptast.text_files import read_text_file, require_file
 
 SUBMIT_PY = "jenkins/scripts/perf/local/submit.py"
 
@@ -39,15 +40,6 @@ class PerfWork(Work, frozen=True, kw_only=True, tag="perf_sanity"):
     config_file: str | None = None
     test_name: str | None = None
     accuracy: bool = False
-
-
-def require_file(path: str | None, field: str) -> str:
-    """`path`, which must name a file; else the error names `field`."""
-    if not path:
-        raise ResolveError(f"{field} is required here (--{field.replace('_', '-')})", field=field)
-    if not Path(path).is_file():
-        raise ResolveError(f"{field} {path} does not exist or is not a file", field=field)
-    return path
 
 
 def _submit_py(request: Request) -> str:
@@ -190,8 +182,7 @@ CATEGORY = Category(
         "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
     ),
     options=("perf_config_yaml", "perf_test_name"),
-    success_patterns=("8_done_",),
-    failure_patterns=("FAILED", "Error"),
+    patterns=Patterns(success=("8_done_",), failure=("FAILED", "Error")),
     resolve=resolve,
     submit=plan_submit,
     docker_refusal="perf_sanity (benchmark) jobs need Slurm: local_docker is not supported",

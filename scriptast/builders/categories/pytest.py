@@ -11,6 +11,7 @@ from scriptast.builders import common, model_name as names
 from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
 from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced, check_max, requested_devices
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
@@ -193,8 +194,7 @@ CATEGORY = Category(
         "scriptast emit pytest --request examples/pytest_remote_slurm.json",
     ),
     options=("test_cmd", "perf_config_yaml", "perf_test_name"),
-    success_patterns=("passed",),
-    failure_patterns=("FAILED", "ERROR"),
+    patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
     check_request=check_request,
     route=route,
     resolve=resolve,
