@@ -3,16 +3,23 @@ and output switches; no typer."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import msgspec
 
-from scriptast.builders.request import Request
+from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
 
 JOB = "Job"
 CLUSTER = "Cluster"
 CONTAINER = "Container and models"
 OUTPUT = "Output"
+
+
+def _one_of(values: type[StrEnum]) -> str:
+    """`a, b or c.`: the values a field takes."""
+    names = [str(value) for value in values]
+    return f"{', '.join(names[:-1])} or {names[-1]}."
 
 
 def workflows() -> dict[str, tuple[str, str]]:
@@ -25,8 +32,8 @@ def workflows() -> dict[str, tuple[str, str]]:
 # Each request field's help and panel, in the order --help lists them; the flag's type is the
 # field's in Request (a test and REQUEST_FLAGS below keep the two in step).
 REQUEST_HELP: dict[str, tuple[str, str]] = {
-    "workflow_type": ("pytest, eval, bench, custom or perf_sanity.", JOB),
-    "execution_scenario": ("local_docker, local_slurm or remote_slurm.", JOB),
+    "workflow_type": (_one_of(WorkflowType), JOB),
+    "execution_scenario": (_one_of(ExecutionScenario), JOB),
     "work_dir": ("Where the script and job_spec.json are written (created if absent).", JOB),
     "repo_root": ("The TensorRT-LLM checkout.", JOB),
     "test_cmd": ("pytest command (pytest workflow).", JOB),
