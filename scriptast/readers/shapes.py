@@ -22,23 +22,25 @@ from scriptast.bashlex_limits import confuses_bashlex
 from scriptast.node import RESERVED_WORDS
 
 _PARAM = r"\$\{!?[A-Za-z_][A-Za-z0-9_]*(?::-[A-Za-z0-9_@%+=:,./-]*|@)?\}"
+_PLAIN = r"[A-Za-z0-9_./=,:+@%#-]+"
+_DOUBLE = r'"(?:[^"\\$`]|\\[^\n]|\$[?\#@!$*0-9-]|' + _PARAM + r')*"'
+_ANSI = r"\$'(?:[^'\\]|\\.)*'"
+_PIECES = "|".join([_PLAIN, r"'[^']*'", _ANSI, r"\\[^\n]", _DOUBLE, _PARAM, r"[!{}\[\]]"])
 _TOKEN = re.compile(
-    r"""(?P<comment>(?<![^ \t\n;&|()<>])\#[^\n]*)
-      | (?P<between>[ \t]+|\n|&&|\|\||;;|>>|>&|<&|&>|[;&|()<>])
-      | (?P<plain>[A-Za-z0-9_./=,:+@%#-]+)
-      | (?P<single>'[^']*')
-      | (?P<ansi>\$'(?:[^'\\]|\\.)*')
-      | (?P<escape>\\.)
-      | (?P<double>"(?:[^"\\$`]|\\[^\n]|\$[?\#@!$*0-9-]|"""
-    + _PARAM
-    + r""")*")
-      | (?P<param>"""
-    + _PARAM
-    + r""")
-      | (?P<kept>[!{}\[\]])
-    """,
-    re.VERBOSE | re.DOTALL,
+    r"(?P<comment>(?<![^ \t\n;&|()<>])\#[^\n]*)"
+    r"|(?P<blank>(?:[ \t]|\\\n)+|\n)"
+    r"|(?P<operator>&&|\|\||;;|>>|>&|<&|&>|[;&|()<>])"
+    r"|(?P<word>(?:" + _PIECES + r")+)",
+    re.DOTALL,
 )
+_PIECE = re.compile(
+    r"(?P<plain>" + _PLAIN + r")|(?P<single>'[^']*')|(?P<ansi>" + _ANSI + r")"
+    r"|(?P<escape>\\[^\n])|(?P<double>" + _DOUBLE + r")|(?P<param>" + _PARAM + r")"
+    r"|(?P<kept>[!{}\[\]])",
+    re.DOTALL,
+)
+_WHOLE_PLAIN = re.compile(_PLAIN + r"\Z")
+_WHOLE_SINGLE = re.compile(r"'[^']*'\Z")
 _STANDIN = {"plain": "w", "single": "'q'", "ansi": "'q'"}
 _REDIRECTIONS = frozenset({">>", ">&", "<&", "&>", "<", ">"})
 
@@ -68,59 +70,83 @@ def shape_of(text: str) -> Shape | None:
     """The shape of `text`, or None when it holds what the stand-ins cannot keep."""
     if "<<" in text or "<(" in text or ">(" in text:
         return None  # here-documents and process substitutions: parsed whole
-    tokens: list[tuple[str, int, int]] = []
+    tokens: list[tuple[str | None, int, int]] = []
     expected = 0
     for match in _TOKEN.finditer(text):
-        if match.start() != expected:
+        start = match.start()
+        if start != expected:
             return None
         kind = match.lastgroup
-        assert kind is not None
-        if kind == "escape" and match.group() == "\\\n" and tokens and tokens[-1][0] != "between":
-            return None  # a line continuation inside a word
-        tokens.append((kind, match.start(), match.end()))
         expected = match.end()
+        if kind == "blank" and tokens and tokens[-1][0] == "word" and text[start] == "\\":
+            return None  # a line continuation inside a word
+        tokens.append((kind, start, expected))
     if expected != len(text):
         return None
     return _build(text, tokens)
 
 
-def _build(text: str, tokens: list[tuple[str, int, int]]) -> Shape:
+def _build(text: str, tokens: list[tuple[str | None, int, int]]) -> Shape:
     out: list[str] = []
     replaced: list[tuple[int, int, int, int]] = []
     size = 0
-    index = 0
-    while index < len(tokens):
-        kind, start, end = tokens[index]
-        if kind in ("between", "comment"):
-            piece = "#" if kind == "comment" else text[start:end]
+    last = len(tokens) - 1
+    for index, (kind, start, end) in enumerate(tokens):
+        if kind != "word":
             if kind == "comment":
                 replaced.append((size, size + 1, start, end))
-            out.append(piece)
-            size += len(piece)
-            index += 1
-            continue
-        last = index
-        while last + 1 < len(tokens) and tokens[last + 1][0] not in ("between", "comment"):
-            last += 1
-        word = tokens[index : last + 1]
-        before = text[tokens[index - 1][1] : tokens[index - 1][2]] if index else ""
-        after = text[tokens[last + 1][1] : tokens[last + 1][2]] if last + 1 < len(tokens) else ""
-        keep = (
-            before in _REDIRECTIONS
-            or after[:1] in ("<", ">")
-            or text[start : word[-1][2]] in RESERVED_WORDS
-            or any(piece_kind == "kept" for piece_kind, _, _ in word)
-        )
-        for piece_kind, piece_start, piece_end in word:
-            standin = None if keep else _STANDIN.get(piece_kind)
-            if standin is not None and confuses_bashlex(text[piece_start:piece_end]):
-                standin = None  # bashlex misreads it even in quotes: it must see it as it is
-            if standin is None:
-                out.append(text[piece_start:piece_end])
-                size += piece_end - piece_start
+                out.append("#")
+                size += 1
             else:
-                replaced.append((size, size + len(standin), piece_start, piece_end))
-                out.append(standin)
-                size += len(standin)
-        index = last + 1
+                out.append(text[start:end])
+                size += end - start
+            continue
+        word = text[start:end]
+        keep = (
+            word in RESERVED_WORDS
+            or (index > 0 and text[tokens[index - 1][1] : tokens[index - 1][2]] in _REDIRECTIONS)
+            or (index < last and text[tokens[index + 1][1]] in "<>")
+        )
+        if keep:
+            out.append(word)
+            size += end - start
+            continue
+        if _WHOLE_PLAIN.match(word):
+            replaced.append((size, size + 1, start, end))
+            out.append("w")
+            size += 1
+            continue
+        if _WHOLE_SINGLE.match(word) and not confuses_bashlex(word):
+            replaced.append((size, size + 3, start, end))
+            out.append("'q'")
+            size += 3
+            continue
+        size = _build_word(text, start, end, out, replaced, size)
     return Shape("".join(out), tuple(r[0] for r in replaced), tuple(replaced))
+
+
+def _build_word(
+    text: str,
+    start: int,
+    end: int,
+    out: list[str],
+    replaced: list[tuple[int, int, int, int]],
+    size: int,
+) -> int:
+    """Append the shape of a word of several pieces; return the shape's new size."""
+    pieces = [(m.lastgroup, m.start(), m.end()) for m in _PIECE.finditer(text, start, end)]
+    if any(kind == "kept" for kind, _, _ in pieces):
+        out.append(text[start:end])
+        return size + end - start
+    for kind, piece_start, piece_end in pieces:
+        standin = _STANDIN.get(kind or "")
+        if standin is not None and confuses_bashlex(text[piece_start:piece_end]):
+            standin = None  # bashlex misreads it even in quotes: it must see it as it is
+        if standin is None:
+            out.append(text[piece_start:piece_end])
+            size += piece_end - piece_start
+        else:
+            replaced.append((size, size + len(standin), piece_start, piece_end))
+            out.append(standin)
+            size += len(standin)
+    return size
