@@ -14,9 +14,10 @@ from scriptast.statements import Payload
 def emit(node: Script | Payload, *, verify: bool = True) -> str:
     """Bash text of a script or payload; with `verify`, read back and checked against the model."""
     emitter = BashEmitter()
-    text = emitter.emit(node)
+    composition = emitter.compose(node)
+    text = composition.text
     if verify:
         from scriptast.readers.verify import verify_emitted
 
-        verify_emitted(text, node, emitter)
+        verify_emitted(text, node, emitter, composition)
     return text

@@ -50,7 +50,7 @@ def _emitted(script: Script) -> str:
 
 
 def _pieces(script: Script) -> list[str]:
-    return [_emitted(script), *BashEmitter().statement_texts(script.body)]
+    return [_emitted(script), *BashEmitter().compose(script).texts]
 
 
 @given(scripts)

@@ -7,6 +7,7 @@ is `scriptast.readers.verify`'s, and `scriptast.render.emit` does both.
 
 from __future__ import annotations
 
+from scriptast.composition import Composition
 from scriptast.docker import DockerRun
 from scriptast.emitters.lower import (
     ArgvLines,
@@ -43,22 +44,27 @@ class BashEmitter:
     """Writes model nodes as bash. Subclass to change a target's spelling, not with `if`s."""
 
     def emit(self, node: Script | Payload) -> str:
+        return self.compose(node).text
+
+    def compose(self, node: Script | Payload) -> Composition:
+        """The node's text in its pieces: head lines, and each top-level statement's text."""
         match node:
             case Script():
-                return self._script(node)
+                head = tuple(self.head_lines(node))
             case Payload():
-                return self.payload_text(node)
+                head = ()
             case _:
                 raise TypeError(f"BashEmitter.emit cannot emit {type(node).__name__}")
+        keys = tuple(node_key(statement) for statement in node.body)
+        texts = tuple(
+            "\n".join(self._remembered(statement, 0, key))
+            for statement, key in zip(node.body, keys, strict=True)
+        )
+        return Composition(head, texts, keys, final_newline=isinstance(node, Script))
 
     def payload_text(self, payload: Payload) -> str:
         """The payload's text as it goes, quoted, after `bash -c` (no trailing newline)."""
         return "\n".join(self._statements(payload.body, 0))
-
-    def _script(self, script: Script) -> str:
-        lines = self.head_lines(script)
-        lines.extend(self._statements(script.body, 0))
-        return "\n".join(lines) + "\n"
 
     def head_lines(self, script: Script) -> list[str]:
         """Shebang, header comments, #SBATCH lines and the blank line after them."""
@@ -77,13 +83,12 @@ class BashEmitter:
     def _statements(self, statements: tuple[Statement, ...], depth: int) -> list[str]:
         lines: list[str] = []
         for statement in statements:
-            lines.extend(self._remembered(statement, depth))
+            lines.extend(self._remembered(statement, depth, node_key(statement)))
         return lines
 
-    def _remembered(self, statement: Statement, depth: int) -> list[str]:
-        """`statement(...)`, remembered: nodes are frozen, and jobs built in a loop share most
-        of their statements (preamble, container, install)."""
-        encoded = node_key(statement)
+    def _remembered(self, statement: Statement, depth: int, encoded: bytes | None) -> list[str]:
+        """`statement(...)`, remembered by the statement's encoding: nodes are frozen, and jobs
+        built in a loop share most of their statements (preamble, container, install)."""
         if encoded is None:
             return self.statement(statement, depth)
         key = (type(self), depth, encoded)
@@ -92,10 +97,6 @@ class BashEmitter:
             lines = self.statement(statement, depth)
             EMITTED.put(key, lines)
         return list(lines)
-
-    def statement_texts(self, statements: tuple[Statement, ...]) -> list[str]:
-        """The text of each top-level statement; a body is these joined by newlines."""
-        return ["\n".join(self._remembered(s, 0)) for s in statements]
 
     def statement(self, statement: Statement, depth: int) -> list[str]:
         pad = INDENT * depth

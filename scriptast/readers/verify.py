@@ -8,15 +8,17 @@ from their raw text, equal the model's; each srun argv parses back into the mode
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import msgspec
 
+from scriptast.composition import Composition
 from scriptast.docker import DockerRun
 from scriptast.errors import VerifyError
-from scriptast.memo import Memo, node_key
+from scriptast.memo import Memo
 from scriptast.readers.readback import (
     has_raw_shell,
     literal_value,
@@ -59,31 +61,32 @@ class Composer(Protocol):
     """What the verifier asks of the emitter whose text it checks: how it composes a script
     (its head and statement texts, directive lines, argv lines, words and payloads)."""
 
+    def compose(self, node: Script | Payload) -> Composition: ...
     def payload_text(self, payload: Payload) -> str: ...
-    def head_lines(self, script: Script) -> list[str]: ...
     def directive(self, directive: SbatchDirective) -> str: ...
-    def statement_texts(self, statements: tuple[Statement, ...]) -> list[str]: ...
     def srun_lines(self, step: SrunStep) -> tuple[tuple[Word, ...], ...]: ...
     def docker_lines(self, run: DockerRun) -> tuple[tuple[Word, ...], ...]: ...
     def word(self, word: Word, *, command_position: bool = False) -> str: ...
 
 
-def verify_emitted(text: str, node: Script | Payload, emitter: Composer) -> None:
+def verify_emitted(
+    text: str, node: Script | Payload, emitter: Composer, composition: Composition | None = None
+) -> None:
     """Raise VerifyError unless `text` reads back as `node` as `emitter` composes it.
 
     When `text` is exactly the node's statements joined by newlines (under comment-only head
     lines), each statement's text is parsed and compared on its own, and a verified pair is
     remembered: statements repeat across the steps and jobs of a sweep. A piece that could
     reach into the next one (a trailing backslash, a here-document) sends the whole text
-    through one parse instead, as does text that is not the emitter's composition."""
+    through one parse instead, as does text that is not the emitter's composition.
+    `composition` is `emitter.compose(node)` when the caller has it already."""
     if isinstance(node, Script):
         _check_directives(text, node, emitter)
-    pieces = _pieces(text, node, emitter)
-    if pieces is None:
+    composed = emitter.compose(node) if composition is None else composition
+    if not _piecewise(text, composed):
         _verify_statements(text, node.body, emitter)
         return
-    for piece, statement in pieces:
-        encoded = node_key(statement)
+    for piece, statement, encoded in zip(composed.texts, node.body, composed.keys, strict=True):
         key = None if encoded is None else (piece, encoded)
         if key is not None and VERIFIED.get(key):
             continue
@@ -96,17 +99,14 @@ VERIFIED: Memo[bool] = Memo(4096)
 """(statement text, statement encoding) pairs already verified."""
 
 
-def _pieces(
-    text: str, node: Script | Payload, emitter: Composer
-) -> list[tuple[str, Statement]] | None:
-    texts = emitter.statement_texts(node.body)
-    head = emitter.head_lines(node) if isinstance(node, Script) else []
-    if any(line and not line.startswith("#") for line in head):
-        return None
-    composed = "\n".join([*head, *texts]) + ("\n" if isinstance(node, Script) else "")
-    if composed != text or any(piece.endswith("\\") or "<<" in piece for piece in texts):
-        return None
-    return list(zip(texts, node.body, strict=True))
+def _piecewise(text: str, composed: Composition) -> bool:
+    """Whether `text` can be checked statement by statement: it is the composition, its head
+    lines are comments, and no statement's text could reach into the next one."""
+    if any(line and not line.startswith("#") for line in composed.head):
+        return False
+    if any(piece.endswith("\\") or "<<" in piece for piece in composed.texts):
+        return False
+    return composed.text == text
 
 
 def _verify_statements(text: str, statements: tuple[Statement, ...], emitter: Composer) -> None:
@@ -347,9 +347,10 @@ def _compare(want: _Expected, got: _Actual, emitter: Composer) -> None:
             raise VerifyError(f"srun step reads back as {parsed!r}, not {expected!r}")
     if want.payload is not None:
         payload_text = literal_value(read[-1])
-        if payload_text != emitter.payload_text(want.payload):
+        composed = emitter.compose(want.payload)
+        if payload_text != composed.text:
             raise VerifyError("a payload does not read back as the text emitted for it")
-        verify_emitted(payload_text, want.payload, emitter)
+        verify_emitted(payload_text, want.payload, emitter, composed)
 
 
 def _check_directives(text: str, script: Script, emitter: Composer) -> None:
@@ -360,12 +361,18 @@ def _check_directives(text: str, script: Script, emitter: Composer) -> None:
             f"#SBATCH on line(s) {late} come after the first command; sbatch ignores them"
         )
     got = [line for _, line in header.directives]
-    if [sbatch_tokens(line[len("#SBATCH") :]) for line in got] != [
+    if [_directive_line_tokens(line) for line in got] != [
         _directive_tokens(d.option, d.value) for d in script.directives
     ]:
         want = [emitter.directive(d) for d in script.directives]
         raise VerifyError(f"#SBATCH lines {got} do not read back as the model's {want}")
 
 
-def _directive_tokens(option: str, value: str | int | None) -> list[str]:
-    return [f"--{option}" if value is None else f"--{option}={value}"]
+@functools.lru_cache(maxsize=1024)
+def _directive_line_tokens(line: str) -> tuple[str, ...]:
+    """The tokens sbatch reads from an `#SBATCH` line (remembered: jobs share most lines)."""
+    return tuple(sbatch_tokens(line[len("#SBATCH") :]))
+
+
+def _directive_tokens(option: str, value: str | int | None) -> tuple[str, ...]:
+    return (f"--{option}" if value is None else f"--{option}={value}",)
