@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 from scriptast.builders.mounts import parse_mount_entry
 from scriptast.errors import ResolveError, VerifyError
 from scriptast.readers.lint import lint_text
-from scriptast.readers.readback import Unterminated, read_word, scan_word
+from scriptast.readers.readback import Unterminated, WordReader, read_word, scan_word
 from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.shellwords import tokenize
 from scriptast.readers.srun_argv import parse_mounts
@@ -124,3 +124,25 @@ def test_both_readings_agree_on_plain_words(text: str) -> None:
         return
     parts = read_word(text)
     assert "".join(p.value for p in parts if isinstance(p, Lit)) == value
+
+
+def _scanned_by_characters(text: str, pos: int) -> tuple[str, bool, int] | str:
+    reader = WordReader(text, pos, scanning=True)
+    try:
+        reader.read()
+    except Unterminated as error:
+        return error.quote
+    value = "".join(part.value for part in reader.parts if isinstance(part, Lit))
+    return value, reader.expands, reader.pos
+
+
+@given(st.text(alphabet="ab1-=/ \t\n;&|<>()'\"\\$`~*?[]{}\r\xa0", max_size=16), st.integers(0, 16))
+def test_a_plain_run_is_scanned_as_the_character_reader_scans_it(text: str, pos: int) -> None:
+    """scan_word takes a word of plain characters by pattern; every text reads the same as
+    through the character reader."""
+    pos = min(pos, len(text))
+    try:
+        fast: tuple[str, bool, int] | str = scan_word(text, pos)
+    except Unterminated as error:
+        fast = error.quote
+    assert fast == _scanned_by_characters(text, pos)

@@ -6,6 +6,7 @@ sbatch's rules, so a quoting mistake shows up as a difference, not as a shared b
 
 from __future__ import annotations
 
+import functools
 import re
 
 from scriptast.errors import VerifyError
@@ -22,6 +23,8 @@ _STOPS = frozenset(" \t\n;&|<>()")
 """What ends a word in a command line: bash's blanks, newline and metacharacters."""
 _NEEDS_SHELL = frozenset("$`~*?[]{}")
 """Unquoted characters that bash may expand: parameters, commands, tildes, globs, braces."""
+_SCANNED_RUN = re.compile(r"[^ \t\n;&|<>()\\'\"$`]+")
+"""A run of characters a scanned word takes as they are (no stop, quote, escape or `$`)."""
 
 
 class Unterminated(Exception):
@@ -84,9 +87,11 @@ class WordReader:
             elif char in "$`":
                 self._expansion(char)
             elif self.scanning:
-                self.expands = self.expands or char in _NEEDS_SHELL
-                self.literal.append(char)
-                self.pos += 1
+                run = _SCANNED_RUN.match(text, self.pos)
+                assert run is not None  # `char` itself is in the class
+                self.expands = self.expands or not _NEEDS_SHELL.isdisjoint(run.group())
+                self.literal.append(run.group())
+                self.pos = run.end()
             elif char.isspace() or char in ";&|<>()":
                 raise self.fail(f"unquoted {char!r}")
             else:
@@ -212,11 +217,13 @@ _LITERAL_WORD = re.compile(r"(?:'[^']*'|\\[^\n]|[^\s'\"\\$`;&|<>()])+\Z")
 _LITERAL_PIECE = re.compile(r"'([^']*)'|\\([^\n])|([^\s'\"\\$`;&|<>()]+)")
 
 
+@functools.lru_cache(maxsize=4096)
 def read_word(text: str) -> tuple[WordPart, ...]:
     """The parts bash makes of one word's raw text: literals (quotes removed) and expansions.
 
     A word of single-quoted, escaped and plain pieces alone is read by pattern (the same
-    reading as the character reader's, which takes every other word)."""
+    reading as the character reader's, which takes every other word). Remembered by the
+    text (the parts are frozen): the jobs of a sweep repeat most of their words."""
     if _LITERAL_WORD.match(text):
         value = "".join(
             next(group for group in piece.groups() if group is not None)
@@ -303,6 +310,9 @@ def sbatch_tokens(line: str) -> list[str]:
 def scan_word(text: str, pos: int) -> tuple[str, bool, int]:
     """(value, expands, end) of the command-line word at `pos` (see WordReader); raises
     Unterminated for an unclosed quote."""
+    run = _SCANNED_RUN.match(text, pos)
+    if run is not None and (run.end() == len(text) or text[run.end()] in _STOPS):
+        return run.group(), not _NEEDS_SHELL.isdisjoint(run.group()), run.end()
     reader = WordReader(text, pos, scanning=True)
     reader.read()
     return (

@@ -22,6 +22,8 @@ _BLANKS = " \t"
 """What separates words: bash's parser splits on space and tab (and ends a command at a
 newline), never on other (Unicode) white space."""
 _REDIRECTS = (">>", ">&", "<", ">")
+_OPERATOR_STARTS = frozenset("&|;\n()")
+_DIGITS = frozenset("0123456789")
 
 
 class Token(msgspec.Struct, frozen=True):
@@ -56,7 +58,7 @@ def _tokens(text: str, what: str) -> tuple[Token, ...]:
             newline = text.find("\n", index)
             index = length if newline < 0 else newline
             continue
-        digits = _digits_at(text, index)
+        digits = _digits_at(text, index) if char in _DIGITS else 0
         if digits and _redirect_at(text, index + digits) and _word_boundary(text, index):
             symbol = _redirect_at(text, index + digits)
             assert symbol is not None
@@ -65,14 +67,13 @@ def _tokens(text: str, what: str) -> tuple[Token, ...]:
             tokens.append(Token(text[index:end], "redirect", digits > 1, index, end))
             index = end
             continue
-        symbol = _redirect_at(text, index)
+        symbol = _redirect_at(text, index) if char in "<>" else None
         if symbol:
             tokens.append(Token(symbol, "redirect", start=index, end=index + len(symbol)))
             index += len(symbol)
             continue
-        operator = next((op for op in _OPERATORS if text.startswith(op, index)), None)
-        if operator or char in "()":
-            operator = operator or char
+        if char in _OPERATOR_STARTS:
+            operator = next((op for op in _OPERATORS if text.startswith(op, index)), char)
             tokens.append(Token(operator, "op", start=index, end=index + len(operator)))
             index += len(operator)
             continue
@@ -92,7 +93,7 @@ def _word_boundary(text: str, index: int) -> bool:
 
 def _digits_at(text: str, index: int) -> int:
     end = index
-    while end < len(text) and text[end] in "0123456789":
+    while end < len(text) and text[end] in _DIGITS:
         end += 1
     return end - index
 
