@@ -7,7 +7,11 @@ modules: a name loads its module on first use (PEP 562), so `import scriptast` c
 The imports under TYPE_CHECKING below are the one list of public names; the loader reads it.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
+
+TYPE_CHECKING = False
+"""True for type checkers only (mypy reads the name so); `typing` is not imported, as it would
+cost more than the rest of `import scriptast`."""
 
 __version__ = "0.1.0"
 
@@ -60,6 +64,7 @@ if TYPE_CHECKING:  # the public names, one import each; at run time each loads o
         concat as concat,
     )
 
+__all__: list[str]  # computed on first use, by __getattr__
 _PUBLIC: dict[str, str] = {}
 """Each public name and the module that defines it, read from the imports above."""
 
@@ -78,7 +83,7 @@ def _public() -> dict[str, str]:
     return _PUBLIC
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "__all__":
         return sorted([*_public(), "__version__"])
     module = _public().get(name)
