@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from scriptast.errors import InputError
-from scriptast.text_files import decode_utf8
+from scriptast.text_files import decode_utf8, file_bytes
 
 NOT_RUN = "trtllm-case-executor did not run Step 2.5 before invoking the script builder"
 NO_CLIENT_TOOLS = "SLURM client tools not found"
@@ -79,7 +78,7 @@ def load_slurm_env(path: str | None, scenario: str) -> LoadedSlurmEnv:
     if not path:
         raise InputError(f"slurm_env_file is required for {scenario}: {NOT_RUN}")
     try:
-        data = Path(path).read_bytes()
+        data = file_bytes(path)
     except OSError as error:
         reason = error.strerror or "unreadable"
         raise InputError(

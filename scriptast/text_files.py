@@ -3,9 +3,18 @@ names the file and the byte."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from scriptast.errors import InputError, ResolveError
+from scriptast.memo import Memo
+
+_CONTENTS: Memo[bytes] = Memo(64)
+"""File bytes by the file's path and identity (device, inode, size, modification and change
+times): a sweep reads the same repository and cluster files for every job."""
+SETTLED_NS = 1_000_000_000
+"""How long ago a file must have changed for its bytes to be remembered."""
 
 
 def require_file(path: str | None, field: str) -> str:
@@ -29,10 +38,30 @@ def decode_utf8(data: bytes, what: str) -> str:
         ) from None
 
 
+def file_bytes(path: str | Path) -> bytes:
+    """The bytes of the file at `path`, or the OSError that reading it raises. Remembered while
+    the file's identity stays the same: a file changed on disk is read again."""
+    name = os.fspath(path)
+    data = _CONTENTS.get(_identity(name, os.stat(name)))
+    if data is None:
+        with open(name, "rb") as stream:
+            data = stream.read()
+            status = os.fstat(stream.fileno())
+        # a file changed within the last second may change again within the same timestamp
+        if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > SETTLED_NS:
+            _CONTENTS.put(_identity(name, status), data)
+    return data
+
+
+def _identity(name: str, status: os.stat_result) -> tuple[str, int, int, int, int, int]:
+    return (name, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+            status.st_ctime_ns)  # fmt: skip
+
+
 def read_text_file(path: str | Path, what: str) -> str:
     """The UTF-8 text of the file `what` names, or InputError (unreadable, not UTF-8)."""
     try:
-        data = Path(path).read_bytes()
+        data = file_bytes(path)
     except OSError as error:
         raise InputError(f"cannot read {what} {path}: {error.strerror}") from None
     return decode_utf8(data, f"{what} {path}")

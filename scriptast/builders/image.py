@@ -3,6 +3,7 @@ canonical `registry/path:tag` for job_spec and docker, enroot's `registry#path:t
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import msgspec
@@ -25,8 +26,13 @@ class Image(msgspec.Struct, frozen=True):
 
 def read_properties(path: Path) -> dict[str, str]:
     """Plain `KEY=VALUE` lines; `#` and `!` start comments; the first `=` or `:` separates."""
+    return dict(_properties(read_text_file(path, "image-tags properties file")))
+
+
+@functools.lru_cache(maxsize=16)
+def _properties(text: str) -> tuple[tuple[str, str], ...]:
     values: dict[str, str] = {}
-    for line in read_text_file(path, "image-tags properties file").splitlines():
+    for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped[0] in "#!":
             continue
@@ -34,7 +40,7 @@ def read_properties(path: Path) -> dict[str, str]:
         if separator < 0:
             continue
         values[stripped[:separator].strip()] = stripped[separator + 1 :].strip()
-    return values
+    return tuple(values.items())
 
 
 def _is_registry(component: str) -> bool:
