@@ -150,7 +150,7 @@ def _json_result(output: Output) -> str:
 def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     """Emit every request of a JSON-lines file; flags apply to each; `FILE line N: error: ...`
     for each line that failed, every good line written, exit 1 if any failed."""
-    from scriptast.sweep import plan_sweep, run_sweep
+    from scriptast.sweep import read_lines, run_sweep
 
     path = values["requests"]
     try:
@@ -160,24 +160,23 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     flags = split_flags(values)
     if workflow is not None:
         flags["workflow_type"] = workflow
-    planned = plan_sweep(path, data, flags)
-    requests = [request for _, request, _ in planned if request is not None]
-    results = iter(run_sweep(requests))
+    lines = read_lines(data)
+    total = len(lines)
     progress = sys.stderr.isatty()
     failures = 0
-    for done, (number, request, problem) in enumerate(planned, start=1):
-        message = problem if request is None else next(results)
+    for done, (number, message) in enumerate(run_sweep(path, lines, flags), start=1):
         if message is not None:
             failures += 1
             line = f"{path} line {number}: error: {message}"
             sys.stderr.write(("\r" if progress else "") + _one_line(line) + "\n")
         if progress:
-            bar = "#" * (30 * done // len(planned))
-            sys.stderr.write(f"\r[{bar:<30}] {done}/{len(planned)}")
+            bar = "#" * (30 * done // total)
+            sys.stderr.write(f"\r[{bar:<30}] {done}/{total}")
     if progress:
         sys.stderr.write("\n")
-    written = len(planned) - failures
-    sys.stdout.write(f"Generated {written} of {len(planned)} jobs from {path}; {failures} failed\n")
+    sys.stdout.write(
+        f"Generated {total - failures} of {total} jobs from {path}; {failures} failed\n"
+    )
     if failures:
         raise SystemExit(1)
 

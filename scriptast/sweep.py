@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from scriptast.builders.request import Request
 
 SERIAL_BELOW = 32
+Line = tuple[int, str | None, str | None]
+"""A non-blank line's number, and its text or why it has none (see read_lines)."""
 
 
-def read_lines(data: bytes) -> list[tuple[int, str | None, str | None]]:
+def read_lines(data: bytes) -> list[Line]:
     """(line number, text or None, error or None) for each non-blank line of a JSON-lines file;
     each line is decoded on its own, so one bad byte costs one line."""
-    found: list[tuple[int, str | None, str | None]] = []
+    found: list[Line] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -54,36 +56,37 @@ def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
     return build_request(fields, flags, origin=origin)
 
 
-def plan_sweep(
-    path: str, data: bytes, flags: dict[str, Any]
-) -> list[tuple[int, Request | None, str | None]]:
-    """Every line's request or error, found before anything is written: a work_dir that an
-    earlier line of the sweep already has is an error for the later line."""
-    planned: list[tuple[int, Request | None, str | None]] = []
+Planned = tuple[int, "Request | None", "str | None"]
+"""A line's number and its request, or the error that stops it."""
+
+
+def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[Planned]:
+    """Each line's request or error, in order, each found before anything of that line is
+    written: a work_dir that an earlier line of the sweep already has is an error for the
+    later line."""
     owners: dict[str, int] = {}
-    for number, text, problem in read_lines(data):
+    for number, text, problem in lines:
         if text is None:
-            planned.append((number, None, problem))
+            yield number, None, problem
             continue
         try:
             request = parse_line(text, flags, f"{path} line {number}")
         except ScriptastError as error:
-            planned.append((number, None, str(error)))
+            yield number, None, str(error)
             continue
         work_dir = os.path.normpath(request.work_dir)
         if work_dir in owners:
-            planned.append(
+            yield (
+                number,
+                None,
                 (
-                    number,
-                    None,
                     f"work_dir {work_dir} is also the work_dir of line {owners[work_dir]}; "
-                    "give each request of a sweep its own work_dir",
-                )
+                    "give each request of a sweep its own work_dir"
+                ),
             )
             continue
         owners[work_dir] = number
-        planned.append((number, request, None))
-    return planned
+        yield number, request, None
 
 
 def emit_request(request: Request) -> str | None:
@@ -111,13 +114,24 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def run_sweep(requests: list[Request]) -> Iterator[str | None]:
-    """The error or None for each request, in order; parallel for larger sweeps."""
+def run_sweep(
+    path: str, lines: list[Line], flags: dict[str, Any]
+) -> Iterator[tuple[int, str | None]]:
+    """(line number, error or None) for each line, in order; parallel for larger sweeps, where
+    the workers start on the first requests while the later lines are still being read."""
     workers = min(os.cpu_count() or 1, 8)
-    if len(requests) < SERIAL_BELOW or workers == 1:
-        for request in requests:
-            yield emit_request(request)
+    if len(lines) < SERIAL_BELOW or workers == 1:
+        for number, request, problem in list(plan_sweep(path, lines, flags)):
+            yield number, problem if request is None else emit_request(request)
         return
+    planned: list[Planned] = []
+
+    def requests() -> Iterator[Request]:
+        for entry in plan_sweep(path, lines, flags):
+            planned.append(entry)
+            if entry[1] is not None:
+                yield entry[1]
+
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(
         max_workers=workers,
@@ -125,5 +139,7 @@ def run_sweep(requests: list[Request]) -> Iterator[str | None]:
         initializer=_die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
-        chunk = max(1, len(requests) // (workers * 8))
-        yield from pool.map(emit_request, requests, chunksize=chunk)
+        # map takes every request before it returns (submitting each chunk as it fills)
+        results = pool.map(emit_request, requests(), chunksize=max(1, len(lines) // (workers * 8)))
+        for number, request, problem in planned:
+            yield number, problem if request is None else next(results)
