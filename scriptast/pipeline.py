@@ -126,7 +126,6 @@ def _check_shell_text(job: ResolvedJob) -> None:
     """A command that runs as its own text (`bash -c`) must be bash: bashlex reads most, and
     real `bash -n` decides what bashlex cannot read."""
     from scriptast.errors import VerifyError
-    from scriptast.readers.lint import bash_syntax_problem
     from scriptast.readers.verify import parse_commands
 
     for field, command in job.work.commands():
@@ -135,6 +134,8 @@ def _check_shell_text(job: ResolvedJob) -> None:
         try:
             parse_commands(command.text)
         except VerifyError:
+            from scriptast.readers.lint import bash_syntax_problem
+
             problem = bash_syntax_problem(command.text)
             if problem is not None:
                 raise InputError(f"{field} is not valid bash: {problem}") from None
