@@ -1,12 +1,14 @@
 """scriptast's speed and memory, side by side with its peers, in one run: `python bench/run.py`.
 
 Every command runs on inputs it has not seen (each emit its own request: model, tp, pp,
-partition, job name and command differ), and every comparison is paired: A and B run in turn
-and the median of the per-pair ratios is printed. Figures of a repeated input are kept,
-labelled cache-friendly. The import baseline is a virtual environment with nothing installed;
-first-emit figures start each run with an empty user cache. `--with-peers` installs submitit,
-simple_slurm and nemo_run into a separate virtual environment (PEERS_VENV, default
-/tmp/scriptast-peers) and measures them there.
+partition, job name and command differ; each sweep its own 1,000 requests), and every comparison
+is paired: A and B run in turn and the median of the per-pair ratios is printed. Figures of a
+repeated input are kept, labelled cache-friendly. The import baseline is a virtual environment
+with nothing installed; first-emit figures start each run with an empty user cache. Command-line
+figures are taken twice: for a wheel of this tree installed into a scratch environment (as
+`pip install .` leaves it) and for the checkout's own editable install, whose finder runs at
+every start. `--with-peers` installs submitit, simple_slurm and nemo_run into a separate virtual
+environment (PEERS_VENV, default /tmp/scriptast-peers) and measures them there.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
@@ -204,6 +207,7 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=15, help="repetitions per command (median)")
     parser.add_argument("--sweep", type=int, default=1000, help="requests in the sweep")
+    parser.add_argument("--sweep-runs", type=int, default=5, help="timed sweeps (paired)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="scriptast-bench-") as scratch:
         measured = measuring_environment(os.path.join(scratch, "pycache"))
@@ -260,6 +264,37 @@ def clean_python(venv: Path) -> Path:
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True)
     return python
+
+
+def installed_copy(scratch: Path) -> Path | str:
+    """The bin folder of a virtual environment where scriptast is installed from a wheel of
+    this tree, as `pip install .` leaves it (no editable-install finder runs at start-up); its
+    dependencies come from this interpreter's site-packages through a path file. Or why it
+    could not be made (building the wheel fetches setuptools from the package index)."""
+    source = scratch / "source"
+    shutil.copytree(ROOT / "scriptast", source / "scriptast",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    wheels = scratch / "wheels"
+    venv = scratch / "installed-venv"
+    python = clean_python(venv)
+    steps = [
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-index", "--find-links", str(wheels), "scriptast"],
+    ]  # fmt: skip
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, env=ENV)
+        if done.returncode != 0:
+            return f"not measured: {' '.join(step[2:4])} failed: {done.stderr.strip()[-200:]}"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    ours = sysconfig.get_path("purelib")
+    (Path(site) / "scriptast-bench-dependencies.pth").write_text(ours + "\n")
+    return venv / "bin"
 
 
 def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> float:
@@ -330,38 +365,114 @@ def paired_throughput(python: Path, runs: int = 3) -> tuple[dict[str, Any], dict
     return peer, {name: statistics.median(values) for name, values in ratios.items()}
 
 
+Argv = Callable[[int], tuple[list[str], dict[str, str] | None]]
+
+
+class Inputs:
+    """Request files and sweep files that no earlier command of the run was given."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.next = 10_000
+
+    def requests(self, count: int) -> list[Path]:
+        self.next += count
+        return distinct_requests(self.scratch / "requests", count, start=self.next - count)
+
+    def sweeps(self, count: int, size: int) -> list[Path]:
+        paths = []
+        for _ in range(count):
+            folder = self.scratch / f"sweep{self.next}"
+            folder.mkdir()
+            lines = [
+                json.dumps({**fields, "work_dir": str(folder / f"job{i:05d}")})
+                for i, fields in enumerate(sweep_requests(size, start=self.next))
+            ]
+            self.next += size
+            path = folder / "sweep.jsonl"
+            path.write_text("\n".join(lines) + "\n")
+            paths.append(path)
+        return paths
+
+
 def measure(args: argparse.Namespace, scratch: Path) -> None:
-    scriptast = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
+    checkout = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
+    installed = installed_copy(scratch)
+    copies = {"checkout": (Path(sys.executable), checkout)}
+    if isinstance(installed, Path):
+        copies = {"installed": (installed / "python", str(installed / "scriptast")), **copies}
+    inputs = Inputs(scratch)
     rows: list[tuple[str, str]] = []
     ratios: list[tuple[str, str]] = []
-    requests = distinct_requests(scratch / "requests", args.runs + 1, start=10_000)
-
-    def emit_distinct(*extra: str) -> Callable[[int], tuple[list[str], dict[str, str] | None]]:
-        return lambda i: ([scriptast, "emit", "--request", str(requests[i]), *extra], None)
-
-    def first_emit(i: int) -> tuple[list[str], dict[str, str] | None]:
-        cache = tempfile.mkdtemp(prefix="cache-", dir=scratch)
-        return [scriptast, "emit", "--request", str(requests[i]), "--stdout"], {
-            **ENV,
-            "XDG_CACHE_HOME": cache,
-        }
+    if not isinstance(installed, Path):
+        rows.append(("installed copy (pip install .)", installed))
 
     bare = clean_python(scratch / "clean-venv")
-    importing, clean, import_ratio = paired(
-        lambda i: ([sys.executable, "-c", "import scriptast"], None),
-        [str(bare), "-c", "pass"],
-        args.runs,
-    )
+    baseline: list[float] = []
+    for copy, (python, _) in copies.items():
+        importing, clean, import_ratio = paired(
+            _importing(python), [str(bare), "-c", "pass"], args.runs
+        )
+        baseline.append(clean)
+        rows.append((f"python -c 'import scriptast', {_COPY[copy]}", f"{importing * 1e3:.1f} ms"))
+        target = " (target <= 2.0)" if copy == "installed" else ""
+        ratios.append((f"import scriptast, {copy} / clean venv, paired{target}",
+                       f"{import_ratio:.2f}"))  # fmt: skip
+    rows.insert(0, ("python -c pass (clean venv)", f"{statistics.median(baseline) * 1e3:.1f} ms"))
+    scriptast = next(iter(copies.values()))[1]
     same_s = median_seconds([scriptast, "emit", "--request", str(BENCH_REQUEST), "--stdout"], 5)
-    rss = peak_rss_mib([scriptast, "emit", "--request", str(requests[0]), "--stdout"])
+    rss = peak_rss_mib([scriptast, "emit", "--request", str(inputs.requests(1)[0]), "--stdout"])
     rows += [
-        ("python -c pass (clean venv)", f"{clean * 1e3:.1f} ms"),
-        ("python -c 'import scriptast'", f"{importing * 1e3:.1f} ms"),
         ("scriptast emit, one request repeated (cache-friendly)", f"{same_s * 1e3:.1f} ms"),
         ("scriptast emit peak RSS (distinct request)", f"{rss:.1f} MiB"),
     ]
-    ratios.append(("import scriptast / clean venv, paired (target <= 2.0)", f"{import_ratio:.2f}"))
+    _library(rows, ratios)
 
+    if not args.with_peers:
+        for copy, (_, command) in copies.items():
+            for path in inputs.sweeps(3, args.sweep):
+                seconds = timed([command, "emit", "--requests", str(path)])
+                rows.append(
+                    (f"sweep of {args.sweep} distinct requests, {copy}", f"{seconds:.2f} s")
+                )
+        _print(rows, ratios)
+        return
+
+    python = ensure_peers(Path(os.environ.get("PEERS_VENV", "/tmp/scriptast-peers")))
+    submitit = [str(python), "-c", "import submitit"]
+    submitit_times: list[float] = []
+    for copy, (_, command) in copies.items():
+        _commands(copy, command, submitit, inputs, args, rows, ratios, submitit_times)
+    submitit_rss = peak_rss_mib(submitit)
+    rows += [
+        ("python -c 'import submitit' (peers venv)",
+         f"{statistics.median(submitit_times) * 1e3:.1f} ms"),
+        ("import submitit peak RSS", f"{submitit_rss:.1f} MiB"),
+    ]  # fmt: skip
+    ratios.append(("peak RSS / import submitit's", f"{rss / submitit_rss:.2f}"))
+    peer, throughput = paired_throughput(python)
+    for name in PEERS:
+        shown = (
+            f"{peer[name]:.0f} scripts/s"
+            if name in peer
+            else f"not measured: {peer.get(name + '_error')}"
+        )
+        rows.append((f"{name} build of the equivalent script", shown))
+    for name, ratio in sorted(throughput.items()):
+        rival, kind = name.split()
+        ratios.append((f"library build+emit ({kind}) / {rival}'s build, paired", f"{ratio:.2f}"))
+    _print(rows, ratios)
+
+
+def _importing(python: Path) -> Argv:
+    return lambda i: ([str(python), "-c", "import scriptast"], None)
+
+
+_COPY = {"installed": "installed (pip install .)", "checkout": "checkout (pip install -e .)"}
+
+
+def _library(rows: list[tuple[str, str]], ratios: list[tuple[str, str]]) -> None:
+    """The in-process figures: CPU per distinct script, and passes over new jobs."""
     cpu = cpu_per_distinct_script()
     whole = cpu_per_distinct_script(by_shape=False, start=60_000)
     rates = library_rates()
@@ -378,72 +489,63 @@ def measure(args: argparse.Namespace, scratch: Path) -> None:
             "library build+emit+verify, nothing remembered",
             f"{rates['build_emit_verify_alone']:.0f} scripts/s",
         ),
+        ("library verify, nothing remembered", f"{rates['verify_alone']:.0f} scripts/s"),
         ("resolve+build+emit+verify, new jobs", f"{rates['resolve_build_emit_verify']:.0f} jobs/s"),
     ]
     ratios.append(("CPU ms per distinct verified script (target <= 1)", f"{cpu * 1e3:.2f}"))
 
-    sweeps = []
-    for run in range(3):
-        folder = scratch / f"sweep{run}"
-        folder.mkdir()
-        lines = [
-            json.dumps({**fields, "work_dir": str(folder / f"job{i:05d}")})
-            for i, fields in enumerate(sweep_requests(args.sweep, start=20_000 + run * args.sweep))
-        ]
-        path = folder / "sweep.jsonl"
-        path.write_text("\n".join(lines) + "\n")
-        sweeps.append(path)
 
-    if not args.with_peers:
-        for path in sweeps:
-            rows.append(
-                (
-                    f"sweep of {args.sweep} distinct requests",
-                    f"{timed([scriptast, 'emit', '--requests', str(path)]):.2f} s",
-                )
-            )
-        _print(rows, ratios)
-        return
+def _commands(
+    copy: str,
+    scriptast: str,
+    submitit: list[str],
+    inputs: Inputs,
+    args: argparse.Namespace,
+    rows: list[tuple[str, str]],
+    ratios: list[tuple[str, str]],
+    submitit_times: list[float],
+) -> None:
+    """One copy's command-line figures, each paired with `import submitit`: emit on distinct
+    requests (to stdout, and writing files), the first emit with an empty user cache, piped
+    help, and sweeps of distinct jobs (a new sweep file each run, the warm-up's too)."""
 
-    python = ensure_peers(Path(os.environ.get("PEERS_VENV", "/tmp/scriptast-peers")))
-    submitit = [str(python), "-c", "import submitit"]
-    stdout_s, submitit_s, stdout_ratio = paired(emit_distinct("--stdout"), submitit, args.runs)
-    written_s, _, written_ratio = paired(emit_distinct(), submitit, args.runs)
-    first_s, _, first_ratio = paired(first_emit, submitit, args.runs)
-    help_s, _, help_ratio = paired(lambda i: ([scriptast, "--help"], None), submitit, args.runs)
-    sweep_s, _, sweep_ratio = paired(
-        lambda i: ([scriptast, "emit", "--requests", str(sweeps[i % 3])], None), submitit, 3
-    )
-    submitit_rss = peak_rss_mib(submitit)
-    rows += [
-        ("python -c 'import submitit' (peers venv)", f"{submitit_s * 1e3:.1f} ms"),
-        ("scriptast emit --stdout, distinct requests", f"{stdout_s * 1e3:.1f} ms"),
-        ("scriptast emit, distinct requests, files written", f"{written_s * 1e3:.1f} ms"),
-        ("first emit, empty user cache", f"{first_s * 1e3:.1f} ms"),
-        ("scriptast --help (piped)", f"{help_s * 1e3:.1f} ms"),
-        (f"sweep of {args.sweep} distinct verified bench jobs (3 runs)", f"{sweep_s:.2f} s"),
-        ("import submitit peak RSS", f"{submitit_rss:.1f} MiB"),
-    ]
-    peer, throughput = paired_throughput(python)
-    for name in PEERS:
-        shown = (
-            f"{peer[name]:.0f} scripts/s"
-            if name in peer
-            else f"not measured: {peer.get(name + '_error')}"
-        )
-        rows.append((f"{name} build of the equivalent script", shown))
-    ratios += [
-        ("emit --stdout / import submitit, paired (target <= 1.0)", f"{stdout_ratio:.2f}"),
-        ("emit, files written / import submitit, paired", f"{written_ratio:.2f}"),
-        ("first emit / import submitit, paired (target <= 1.2)", f"{first_ratio:.2f}"),
-        ("--help piped / import submitit, paired", f"{help_ratio:.2f}"),
-        ("sweep / import submitit, paired (target <= 10)", f"{sweep_ratio:.1f}"),
-        ("peak RSS / import submitit's", f"{rss / submitit_rss:.2f}"),
-    ]
-    for name, ratio in sorted(throughput.items()):
-        rival, kind = name.split()
-        ratios.append((f"library build+emit ({kind}) / {rival}'s build, paired", f"{ratio:.2f}"))
-    _print(rows, ratios)
+    def emit_distinct(*extra: str) -> Argv:
+        requests = inputs.requests(args.runs + 1)
+        return lambda i: ([scriptast, "emit", "--request", str(requests[i]), *extra], None)
+
+    def first_emit() -> Argv:
+        requests = inputs.requests(args.runs + 1)
+
+        def argv(i: int) -> tuple[list[str], dict[str, str] | None]:
+            cache = tempfile.mkdtemp(prefix="cache-", dir=inputs.scratch)
+            command = [scriptast, "emit", "--request", str(requests[i]), "--stdout"]
+            return command, {**ENV, "XDG_CACHE_HOME": cache}
+
+        return argv
+
+    sweeps = inputs.sweeps(args.sweep_runs + 1, args.sweep)
+    target = {"installed": True, "checkout": False}[copy]
+    series = [
+        ("scriptast emit --stdout, distinct requests", emit_distinct("--stdout"), args.runs,
+         "emit --stdout / import submitit, paired", "1.0"),
+        ("scriptast emit, distinct requests, files written", emit_distinct(), args.runs,
+         "emit, files written / import submitit, paired", None),
+        ("first emit, empty user cache", first_emit(), args.runs,
+         "first emit / import submitit, paired", "1.2"),
+        ("scriptast --help (piped)", lambda i: ([scriptast, "--help"], None), args.runs,
+         "--help piped / import submitit, paired", None),
+        (f"sweep of {args.sweep} distinct verified bench jobs ({args.sweep_runs} runs)",
+         lambda i: ([scriptast, "emit", "--requests", str(sweeps[i + 1])], None),
+         args.sweep_runs, "sweep / import submitit, paired", "10"),
+    ]  # fmt: skip
+    for row, argv, runs, ratio, bound in series:
+        seconds, submitit_s, paired_ratio = paired(argv, submitit, runs)
+        submitit_times.append(submitit_s)
+        shown = f"{seconds:.2f} s" if seconds > 1 else f"{seconds * 1e3:.1f} ms"
+        rows.append((f"{row}, {copy}", shown))
+        label = f"{ratio}, {copy}" + (f" (target <= {bound})" if bound and target else "")
+        digits = 1 if "sweep" in ratio else 2
+        ratios.append((label, f"{paired_ratio:.{digits}f}"))
 
 
 def _print(rows: list[tuple[str, str]], ratios: list[tuple[str, str]]) -> None:
