@@ -7,6 +7,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,9 +35,14 @@ def test_a_settled_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
     path.write_bytes(b"one")
     monkeypatch.setattr(text_files, "SETTLED_NS", -(10**12))
     assert file_bytes(path) == b"one"
-    opened: list[str] = []
+    opened: list[object] = []
     real_open = open
-    monkeypatch.setattr("builtins.open", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+
+    def counting_open(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args[0])
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
     assert file_bytes(path) == b"one"
     assert not opened
 
