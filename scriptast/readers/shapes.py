@@ -23,24 +23,27 @@ from scriptast.node import RESERVED_WORDS
 
 _PARAM = r"\$\{!?[A-Za-z_][A-Za-z0-9_]*(?::-[A-Za-z0-9_@%+=:,./-]*|@)?\}"
 _PLAIN = r"[A-Za-z0-9_./=,:+@%#-]+"
-_DOUBLE = r'"(?:[^"\\$`]|\\[^\n]|\$[?\#@!$*0-9-]|' + _PARAM + r')*"'
-_ANSI = r"\$'(?:[^'\\]|\\.)*'"
-_PIECES = "|".join([_PLAIN, r"'[^']*'", _ANSI, r"\\[^\n]", _DOUBLE, _PARAM, r"[!{}\[\]]"])
+_SINGLE = r"'[^']*'"
+_PIECES = (
+    ("plain", _PLAIN),
+    ("single", _SINGLE),
+    ("ansi", r"\$'(?:[^'\\]|\\.)*'"),
+    ("escape", r"\\[^\n]"),
+    ("double", r'"(?:[^"\\$`]|\\[^\n]|\$[?\#@!$*0-9-]|' + _PARAM + r')*"'),
+    ("param", _PARAM),
+    ("kept", r"[!{}\[\]]"),
+)
+"""The pieces a word is made of, by kind, in the order they are tried."""
 _TOKEN = re.compile(
     r"(?P<comment>(?<![^ \t\n;&|()<>])\#[^\n]*)"
     r"|(?P<blank>(?:[ \t]|\\\n)+|\n)"
     r"|(?P<operator>&&|\|\||;;|>>|>&|<&|&>|[;&|()<>])"
-    r"|(?P<word>(?:" + _PIECES + r")+)",
+    r"|(?P<word>(?:" + "|".join(pattern for _, pattern in _PIECES) + r")+)",
     re.DOTALL,
 )
-_PIECE = re.compile(
-    r"(?P<plain>" + _PLAIN + r")|(?P<single>'[^']*')|(?P<ansi>" + _ANSI + r")"
-    r"|(?P<escape>\\[^\n])|(?P<double>" + _DOUBLE + r")|(?P<param>" + _PARAM + r")"
-    r"|(?P<kept>[!{}\[\]])",
-    re.DOTALL,
-)
+_PIECE = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PIECES), re.DOTALL)
 _WHOLE_PLAIN = re.compile(_PLAIN + r"\Z")
-_WHOLE_SINGLE = re.compile(r"'[^']*'\Z")
+_WHOLE_SINGLE = re.compile(_SINGLE + r"\Z")
 _STANDIN = {"plain": "w", "single": "'q'", "ansi": "'q'"}
 _REDIRECTIONS = frozenset({">>", ">&", "<&", "&>", "<", ">"})
 
