@@ -64,7 +64,7 @@ class BashEmitter:
 
     def payload_text(self, payload: Payload) -> str:
         """The payload's text as it goes, quoted, after `bash -c` (no trailing newline)."""
-        return "\n".join(self._statements(payload.body, 0))
+        return self.compose(payload).text
 
     def head_lines(self, script: Script) -> list[str]:
         """Shebang, header comments, #SBATCH lines and the blank line after them."""
