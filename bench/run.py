@@ -120,8 +120,8 @@ def library_rates() -> dict[str, float]:
         return build_slurm(job).main
 
     from scriptast.emitters.bash import EMITTED, BashEmitter
+    from scriptast.pipeline.verified_emit import emit
     from scriptast.readers.verify import VERIFIED, verify_emitted
-    from scriptast.render import emit
 
     os.chdir(ROOT)
 
@@ -309,8 +309,8 @@ def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> fl
     def build_bench(job: Any) -> Any:
         return build_slurm(job).main
 
+    from scriptast.pipeline.verified_emit import emit
     from scriptast.readers import verify
-    from scriptast.render import emit
 
     os.chdir(ROOT)
     verify.FAST_PATH = by_shape
@@ -338,7 +338,7 @@ def paired_throughput(python: Path, runs: int = 3) -> tuple[dict[str, Any], dict
     def build_bench(job: Any) -> Any:
         return build_slurm(job).main
 
-    from scriptast.render import emit
+    from scriptast.pipeline.verified_emit import emit
 
     os.chdir(ROOT)
     offset = [80_000]

@@ -114,7 +114,7 @@ def job_spec() -> str:
     """Each job_spec.json field, its JSON type from the schema, and what it means."""
     import msgspec
 
-    from scriptast.builders.job_spec import JobSpec
+    from scriptast.model.job_spec import JobSpec
 
     schema = msgspec.json.schema(JobSpec)
     props = schema["$defs"]["JobSpec"]["properties"]
@@ -141,14 +141,14 @@ def job_spec() -> str:
 
 def help_pages() -> str:
     """Every stored help page, rendered by the typer app as it writes to a pipe."""
-    from scriptast.help_pages import help_requests, page_key, piped_output
+    from scriptast.cli.help_pages import help_requests, page_key, piped_output
 
     pages = {page_key(arguments): piped_output(arguments) for arguments in help_requests()}
     return json.dumps(pages, indent=1, ensure_ascii=False) + "\n"
 
 
 def main() -> None:
-    (ROOT / "scriptast" / "help_pages.json").write_text(help_pages(), encoding="utf-8")
+    (ROOT / "scriptast" / "cli" / "help_pages.json").write_text(help_pages(), encoding="utf-8")
     (ROOT / "docs" / "guide.md").write_text(guide(), encoding="utf-8")
     (ROOT / "docs" / "job_spec.md").write_text(job_spec(), encoding="utf-8")
 

@@ -18,7 +18,6 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the public names, one import each; at run time each loads on first use
     from scriptast.builders.request import Request as Request
     from scriptast.builders.resolve import resolve as resolve
-    from scriptast.docker import BindMount as BindMount, DockerRun as DockerRun, EnvVar as EnvVar
     from scriptast.errors import (
         InputError as InputError,
         ModelError as ModelError,
@@ -28,17 +27,20 @@ if TYPE_CHECKING:  # the public names, one import each; at run time each loads o
         UnsupportedError as UnsupportedError,
         VerifyError as VerifyError,
     )
-    from scriptast.pipeline import generate as generate, write_outputs as write_outputs
-    from scriptast.render import emit as emit
-    from scriptast.script import Script as Script, Statement as Statement
-    from scriptast.slurm import (
+    from scriptast.model.docker import (
+        BindMount as BindMount,
+        DockerRun as DockerRun,
+        EnvVar as EnvVar,
+    )
+    from scriptast.model.script import Script as Script, Statement as Statement
+    from scriptast.model.slurm import (
         Mount as Mount,
         PyxisContainer as PyxisContainer,
         SbatchDirective as SbatchDirective,
         SrunOption as SrunOption,
         SrunStep as SrunStep,
     )
-    from scriptast.statements import (
+    from scriptast.model.statements import (
         AndOr as AndOr,
         Assign as Assign,
         Blank as Blank,
@@ -54,7 +56,7 @@ if TYPE_CHECKING:  # the public names, one import each; at run time each loads o
         cmd as cmd,
         to_stderr as to_stderr,
     )
-    from scriptast.words import (
+    from scriptast.model.words import (
         Concat as Concat,
         Lit as Lit,
         Param as Param,
@@ -63,6 +65,8 @@ if TYPE_CHECKING:  # the public names, one import each; at run time each loads o
         as_word as as_word,
         concat as concat,
     )
+    from scriptast.pipeline.emit_job import generate as generate, write_outputs as write_outputs
+    from scriptast.pipeline.verified_emit import emit as emit
 
 __all__: list[str]  # computed on first use, by __getattr__
 _PUBLIC: dict[str, str] = {}

@@ -28,7 +28,7 @@ from scriptast import (
     SrunStep,
     Unset,
 )
-from scriptast.words import Concat, RawShell
+from scriptast.model.words import Concat, RawShell
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
 TEXT = st.text(

@@ -14,7 +14,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from scriptast.builders.request import build_request
-from scriptast.pipeline import Output, generate
+from scriptast.pipeline.emit_job import Output, generate
 from tests.cases import CASES
 from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean
 from tests.site import Site

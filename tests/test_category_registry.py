@@ -18,8 +18,8 @@ from scriptast.builders.parallelism import Parallelism, Sourced, requested_devic
 from scriptast.builders.request import build_request
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
-from scriptast.pipeline import generate
-from scriptast.statements import ShellStatement
+from scriptast.model.statements import ShellStatement
+from scriptast.pipeline.emit_job import generate
 from tests.site import Site
 
 
@@ -125,7 +125,7 @@ def test_an_unregistered_category_is_a_clear_error() -> None:
 def test_every_registered_category_is_an_emit_command() -> None:
     from typer.testing import CliRunner
 
-    from scriptast.cli import app
+    from scriptast.cli.app import app
 
     for chosen in categories.CATEGORIES.values():
         result = CliRunner().invoke(app, ["emit", chosen.cli_name, "--help"])

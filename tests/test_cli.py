@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from scriptast.cli import app
+from scriptast.cli.app import app
 from tests.site import Site
 
 runner = CliRunner()

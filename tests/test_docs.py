@@ -21,7 +21,7 @@ def test_generated_docs_are_current() -> None:
 
 
 def test_job_spec_doc_lists_every_field() -> None:
-    from scriptast.builders.job_spec import JobSpec
+    from scriptast.model.job_spec import JobSpec
 
     text = (ROOT / "docs/job_spec.md").read_text()
     for field in JobSpec.__struct_fields__:
@@ -55,5 +55,5 @@ def test_library_doc_code_runs() -> None:
 def test_stored_help_pages_are_current() -> None:
     import build
 
-    stored = (ROOT / "scriptast/help_pages.json").read_text(encoding="utf-8")
+    stored = (ROOT / "scriptast/cli/help_pages.json").read_text(encoding="utf-8")
     assert stored == build.help_pages(), "run python docs/build.py"

@@ -19,7 +19,9 @@ WITH_EXAMPLES = sorted(
 
 
 def test_some_modules_have_examples() -> None:
-    assert "scriptast.slurm_time" in WITH_EXAMPLES and "scriptast.words" in WITH_EXAMPLES
+    assert (
+        "scriptast.model.slurm_time" in WITH_EXAMPLES and "scriptast.model.words" in WITH_EXAMPLES
+    )
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)

@@ -11,8 +11,9 @@ import msgspec
 import pytest
 
 import scriptast
-from scriptast import Command, ModelError, Mount, Param, SbatchDirective, cli_fields
+from scriptast import Command, ModelError, Mount, Param, SbatchDirective
 from scriptast.builders.request import EnvCheck, Request
+from scriptast.cli import fields as cli_fields
 
 PACKAGE = Path(scriptast.__file__).resolve().parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
@@ -50,26 +51,83 @@ def _imported(path: Path) -> set[str]:
     return found
 
 
-def _importing(folder: str, prefix: str) -> dict[str, list[str]]:
-    found = {
-        f"{p.relative_to(PACKAGE)}": sorted(m for m in _imported(p) if m.startswith(prefix))
-        for p in (PACKAGE / folder).rglob("*.py")
+LAYERS = {
+    "errors": 0,
+    "common": 1,
+    "workdir": 1,
+    "model": 2,
+    "cluster": 3,
+    "emitters": 4,
+    "readers": 4,
+    "builders": 5,
+    "pipeline": 6,
+    "executor": 6,
+    "cli": 7,
+}
+"""Each wing of the package and its height: an arrow may run down or stay in its wing, never up,
+and never sideways between two wings of one height (emitters and readers; pipeline and executor)."""
+MOST_TOP_MODULES = 5
+
+
+def _wing(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "scriptast" and len(parts) > 1 else None
+
+
+def test_the_top_level_holds_packages_and_at_most_five_modules() -> None:
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert len(modules) <= MOST_TOP_MODULES, modules
+    assert set(packages) == set(LAYERS) - {"errors"}, packages
+    assert {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "__main__"} <= set(LAYERS)
+
+
+def test_every_package_says_what_it_is_and_what_it_may_import() -> None:
+    for init in PACKAGE.glob("*/**/__init__.py"):
+        doc = ast.get_docstring(_tree(init))
+        assert doc and len(doc.splitlines()) <= 5, init
+
+
+def _wrong_arrows(imports: dict[str, set[str]]) -> list[str]:
+    """Each import (module path inside the package -> modules it imports) that runs up, or
+    sideways between two wings of one height."""
+    wrong = []
+    for relative, modules in sorted(imports.items()):
+        here = relative.split("/")[0].removesuffix(".py")
+        if here not in LAYERS:
+            continue  # __init__ and __main__: the public API and the entry sit above every wing
+        for module in sorted(modules):
+            there = _wing(module)
+            if module == "scriptast" and here != "cli":
+                wrong.append(f"{relative} -> scriptast (the public API is for users, not wings)")
+            elif (
+                there is not None
+                and there != here
+                and (there not in LAYERS or LAYERS[there] >= LAYERS[here])
+            ):
+                wrong.append(f"{relative} -> {module}")
+    return wrong
+
+
+def test_no_arrow_runs_up_or_between_wings_of_one_height() -> None:
+    imports = {str(p.relative_to(PACKAGE)): _imported(p) for p in MODULES}
+    assert not _wrong_arrows(imports)
+
+
+def test_the_house_rule_sees_arrows_up_and_sideways() -> None:
+    imports = {
+        "model/words.py": {"scriptast.pipeline.emit_job", "scriptast.errors"},
+        "emitters/bash.py": {"scriptast.readers.verify", "scriptast.model.words"},
+        "executor/run.py": {"scriptast.pipeline.sweep", "scriptast.builders.job_spec"},
+        "builders/resolve.py": {"scriptast"},
+        "cli/app.py": {"scriptast", "scriptast.executor.run"},
     }
-    return {name: modules for name, modules in found.items() if modules}
-
-
-def test_emitters_only_write_and_readers_only_read() -> None:
-    assert not _importing("emitters", "scriptast.readers")
-    assert not _importing("readers", "scriptast.emitters")
-
-
-def test_builders_do_not_import_the_pipeline_or_the_command_line() -> None:
-    above = ("scriptast.pipeline", "scriptast.submitted", "scriptast.render", "scriptast.cli")
-    found = {
-        f"{p.relative_to(PACKAGE)}": sorted(m for m in _imported(p) if m.startswith(above))
-        for p in (PACKAGE / "builders").rglob("*.py")
-    }
-    assert not {name: modules for name, modules in found.items() if modules}
+    assert _wrong_arrows(imports) == [
+        "builders/resolve.py -> scriptast (the public API is for users, not wings)",
+        "emitters/bash.py -> scriptast.readers.verify",
+        "executor/run.py -> scriptast.pipeline.sweep",
+        "model/words.py -> scriptast.pipeline.emit_job",
+    ]
 
 
 def test_request_flags_are_the_request_fields_with_their_types() -> None:

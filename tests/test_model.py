@@ -28,9 +28,9 @@ from scriptast import (
     cmd,
     emit,
 )
-from scriptast.docker import BindMount, DockerRun
-from scriptast.slurm_time import parse_time_limit
-from scriptast.words import Concat, RawShell, concat
+from scriptast.model.docker import BindMount, DockerRun
+from scriptast.model.slurm_time import parse_time_limit
+from scriptast.model.words import Concat, RawShell, concat
 from tests.model_strategies import scripts
 from tests.profiles import scaled
 from tests.shell_checks import assert_bash_syntax

@@ -14,7 +14,7 @@ import pytest
 
 from scriptast.builders.request import build_request
 from scriptast.errors import ResolveError
-from scriptast.pipeline import Output, generate, write_outputs
+from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from scriptast.readers.launch_readback import LaunchError, read_launch_script
 from tests.cases import CASES
 from tests.site import Site
@@ -362,8 +362,8 @@ def test_sigterm_while_submit_py_runs_puts_everything_back(site: Site, tmp_path:
 def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
     """submit.py asks `sinfo -h -o %P` for the partitions (the default marked `*`) and
     `sinfo -p P -h -o %G` for a partition's gres; anything else fails as an unknown query."""
-    from scriptast.slurm_env import load_slurm_env
-    from scriptast.submit_run import _shims
+    from scriptast.cluster.slurm_env import load_slurm_env
+    from scriptast.pipeline.submit_py import _shims
 
     env = load_slurm_env(str(Path(__file__).parent.parent / "examples/slurm_env.json"), "test").env
     with _shims(env) as folder:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scriptast.probe_slurm import build_partitions, parse_mpi_list, parse_records, probe
+from scriptast.cluster.probe import build_partitions, parse_mpi_list, parse_records, probe
 
 PARTITIONS = """\
 PartitionName=batch AllowGroups=ALL Default=YES QoS=N/A MaxTime=04:00:00 Nodes=n[1-2] State=UP TotalCPUs=32 TotalNodes=2

@@ -13,7 +13,7 @@ import pytest
 from scriptast.builders.request import build_request
 from scriptast.builders.resolve import resolve
 from scriptast.errors import InputError, ResolveError
-from scriptast.pipeline import generate
+from scriptast.pipeline.emit_job import generate
 from tests.cases import REMOTE
 from tests.site import Site
 

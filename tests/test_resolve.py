@@ -21,11 +21,11 @@ from scriptast.builders.pytest_selection import find_test_target
 from scriptast.builders.request import ExecutionScenario, build_request, read_request_file
 from scriptast.builders.resolve import resolve
 from scriptast.builders.slurm_params import mpi_plugin, time_limit
+from scriptast.cluster.slurm_env import Partition, Pmix, SlurmEnv, load_slurm_env
 from scriptast.errors import InputError, ResolveError
+from scriptast.model.slurm import Mount
+from scriptast.model.slurm_options import gres_gpus
 from scriptast.readers.shellwords import split_top_level, tokenize
-from scriptast.slurm import Mount
-from scriptast.slurm_env import Partition, Pmix, SlurmEnv, load_slurm_env
-from scriptast.slurm_options import gres_gpus
 from tests.site import Site
 
 

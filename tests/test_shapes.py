@@ -11,10 +11,10 @@ from hypothesis import given, reject, settings, strategies as st
 
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ModelError, ScriptastError, VerifyError
+from scriptast.model.script import Script
+from scriptast.pipeline.verified_emit import emit
 from scriptast.readers import verify
 from scriptast.readers.shapes import shape_of
-from scriptast.render import emit
-from scriptast.script import Script
 from tests.model_strategies import scripts
 from tests.profiles import scaled
 

@@ -8,14 +8,14 @@ from hypothesis import given, strategies as st
 
 from scriptast.builders.mounts import parse_mount_entry
 from scriptast.errors import ResolveError, VerifyError
+from scriptast.model.slurm import Mount, split_mount
+from scriptast.model.slurm_options import gres_gpus
+from scriptast.model.words import Lit, Param
 from scriptast.readers.lint import lint_text
 from scriptast.readers.readback import Unterminated, WordReader, read_word, scan_word
 from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.shellwords import tokenize
 from scriptast.readers.srun_argv import parse_mounts
-from scriptast.slurm import Mount, split_mount
-from scriptast.slurm_options import gres_gpus
-from scriptast.words import Lit, Param
 
 
 @pytest.mark.parametrize(

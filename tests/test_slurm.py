@@ -11,9 +11,9 @@ import pytest
 
 from scriptast import SbatchDirective, Script, cmd, emit
 from scriptast.builders.request import build_request
+from scriptast.cluster.probe import probe
 from scriptast.errors import ResolveError
-from scriptast.pipeline import Output, generate, write_outputs
-from scriptast.probe_slurm import probe
+from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from tests.cases import CASES
 from tests.shim_recorder import Shims
 from tests.site import Site

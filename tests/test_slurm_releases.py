@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scriptast.cli import app
-from scriptast.slurm_options import (
+from scriptast.cli.app import app
+from scriptast.model.slurm_options import (
     ADDED_LATER,
     BASE_RELEASE,
     PYXIS_OPTIONS,

@@ -40,7 +40,7 @@ def test_building_and_emitting_without_verification_loads_no_heavy_module() -> N
 
 
 def test_version_does_not_import_typer() -> None:
-    code = "import sys\nsys.argv = ['scriptast', '--version']\nfrom scriptast.entry import main\nmain()"
+    code = "import sys\nsys.argv = ['scriptast', '--version']\nfrom scriptast.cli.entry import main\nmain()"
     assert "typer" not in _loaded_after(code)
 
 
@@ -49,7 +49,7 @@ def test_plain_emit_runs_without_typer(tmp_path: Path) -> None:
     code = (
         "import sys, io\n"
         f"sys.argv = ['scriptast', 'emit', '--request', {str(request)!r}, '--stdout']\n"
-        "from scriptast.entry import main\n"
+        "from scriptast.cli.entry import main\n"
         "sys.stdout = io.StringIO()\n"
         "main()\n"
         "assert sys.stdout.getvalue().startswith('#!/bin/bash')\n"
@@ -211,7 +211,7 @@ def test_a_corrupt_cache_that_is_valid_json_is_rebuilt(tmp_path: Path) -> None:
 def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from scriptast.cli import app
+    from scriptast.cli.app import app
 
     root = Path(__file__).resolve().parent.parent
     base = json.loads((root / "examples/bench_local_slurm.json").read_text())
@@ -250,20 +250,20 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
 
 
 def test_piped_help_is_what_typer_prints_and_loads_no_typer() -> None:
-    from scriptast.help_pages import RENDERING_VARIABLES, help_requests, piped_output
+    from scriptast.cli.help_pages import RENDERING_VARIABLES, help_requests, piped_output
 
     for arguments in help_requests()[::2]:
-        assert piped_output(arguments, through="scriptast.entry") == piped_output(arguments)
+        assert piped_output(arguments, through="scriptast.cli.entry") == piped_output(arguments)
     env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
-    code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.entry import main\nmain()"
+    code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.cli.entry import main\nmain()"
     loaded = _loaded_after(code, base=env)
     assert not loaded & {"typer", "click", "rich", "pydantic"}
 
 
 def test_help_under_other_rendering_settings_goes_through_typer() -> None:
-    from scriptast.help_pages import piped_output
+    from scriptast.cli.help_pages import piped_output
 
     arguments = ("emit", "--help")
-    page = piped_output(arguments, through="scriptast.entry", COLUMNS="132")
+    page = piped_output(arguments, through="scriptast.cli.entry", COLUMNS="132")
     assert page == piped_output(arguments, COLUMNS="132")
     assert max(len(line) for line in page.splitlines()) > 100

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from scriptast import text_files
+from scriptast.common import text_files
+from scriptast.common.text_files import file_bytes, read_text_file
 from scriptast.errors import InputError
-from scriptast.text_files import file_bytes, read_text_file
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,8 @@ import yaml
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from scriptast.cli import app
-from scriptast.cli_emit import fail
+from scriptast.cli.app import app
+from scriptast.cli.emit_command import fail
 from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
 from scriptast.errors import QuoteError
 from tests.profiles import scaled
@@ -56,8 +56,8 @@ def test_scriptast_alone_prints_the_overview() -> None:
 
 
 def _help_examples() -> list[str]:
-    from scriptast import cli_help
     from scriptast.builders.categories import CATEGORIES
+    from scriptast.cli import examples as cli_help
 
     examples = [cli_help.workflow_examples(c.examples) for c in CATEGORIES.values()]
     texts = [cli_help.OVERVIEW, cli_help.EMIT, *examples]
@@ -357,14 +357,14 @@ def test_pre_commit_hook_definition() -> None:
 
 
 def test_piped_help_cuts_no_option_name_or_text() -> None:
-    from scriptast.help_pages import PAGES_FILE
+    from scriptast.cli.help_pages import PAGES_FILE
 
     pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
     assert pages and not [key for key, page in pages.items() if "…" in page]
 
 
 def test_a_category_help_shows_its_own_options_and_the_shared_ones() -> None:
-    from scriptast.help_pages import PAGES_FILE
+    from scriptast.cli.help_pages import PAGES_FILE
 
     pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
     bench, custom = pages["emit bench --help"], pages["emit custom --help"]

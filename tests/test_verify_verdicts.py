@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scriptast.cli import app
+from scriptast.cli.app import app
 from scriptast.readers.lint import BASHLEX_MAX_LINES, lint_text
 
 runner = CliRunner()

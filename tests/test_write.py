@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from scriptast.pipeline import generate, write_outputs
-from scriptast.write import TEMP_PREFIX, Interrupted, WriteError, write_all
+from scriptast.pipeline.emit_job import generate, write_outputs
+from scriptast.workdir.write import TEMP_PREFIX, Interrupted, WriteError, write_all
 from tests.site import Site
 
 BENCH = "trtllm-bench --model org/{model} throughput --tp 2"
@@ -178,9 +178,9 @@ def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -
     write_outputs(bench_output(site, "Llama-7B", model_name="same"))
     code = (
         "import os, sys\n"
-        "from scriptast.pipeline import write_outputs\n"
+        "from scriptast.pipeline.emit_job import write_outputs\n"
         "from scriptast.builders.request import build_request\n"
-        "from scriptast.pipeline import generate\n"
+        "from scriptast.pipeline.emit_job import generate\n"
         "real = os.replace\n"
         "def die(a, b):\n"
         "    real(a, b)\n"

@@ -13,8 +13,8 @@ from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import SubmitPlan
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
-from scriptast.script import Script
-from scriptast.statements import ShellStatement
+from scriptast.model.script import Script
+from scriptast.model.statements import ShellStatement
 
 
 class Facts(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,9 +7,9 @@ import functools
 import posixpath
 
 from scriptast.builders.job import ResolvedJob, UserCommand
-from scriptast.script import Script, Statement
-from scriptast.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep, filename_literal
-from scriptast.statements import (
+from scriptast.model.script import Script, Statement
+from scriptast.model.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep, filename_literal
+from scriptast.model.statements import (
     AndOr,
     Assign,
     Command,
@@ -24,7 +24,7 @@ from scriptast.statements import (
     cmd,
     to_stderr,
 )
-from scriptast.words import Lit, Param, RawShell, concat
+from scriptast.model.words import Lit, Param, RawShell, concat
 
 MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
 """Variable-name prefixes of the MPI/PMI/PMIx and Slurm step environment (`PMI` covers `PMIX`)."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from scriptast.builders import common
 from scriptast.builders.job import ResolvedJob
-from scriptast.docker import BindMount, DockerRun, EnvVar
-from scriptast.script import Script
-from scriptast.statements import Comment, ShellStatement, cmd
-from scriptast.words import Lit
+from scriptast.model.docker import BindMount, DockerRun, EnvVar
+from scriptast.model.script import Script
+from scriptast.model.statements import Comment, ShellStatement, cmd
+from scriptast.model.words import Lit
 
 
 def build_docker(job: ResolvedJob, commands: tuple[ShellStatement, ...]) -> Script:

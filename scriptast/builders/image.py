@@ -8,9 +8,9 @@ from pathlib import Path
 
 import msgspec
 
+from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
-from scriptast.image_ref import check_image
-from scriptast.text_files import read_text_file
+from scriptast.model.image_ref import check_image
 
 ARCH_KEYS = {"aarch64": "LLM_SBSA_DOCKER_IMAGE", "x86_64": "LLM_DOCKER_IMAGE"}
 PROPERTIES = "jenkins/current_image_tags.properties"

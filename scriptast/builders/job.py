@@ -8,7 +8,8 @@ import msgspec
 
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
 from scriptast.builders.trail import TrailEntry, explain_table
-from scriptast.slurm import Mount
+from scriptast.model.job_spec import SlurmParams
+from scriptast.model.slurm import Mount
 
 
 class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
@@ -18,21 +19,6 @@ class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     argv: tuple[str, ...] | None = None
     redirects: tuple[tuple[str, str], ...] = ()
-
-
-class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
-    """The job's Slurm header values and MPI plugin (None: srun gets no --mpi, so the
-    cluster's MpiDefault applies; only a launch script submit.py wrote does that)."""
-
-    partition: str
-    account: str
-    time_limit: str
-    nodes: int
-    ntasks: int
-    ntasks_per_node: int
-    gpus_per_node: int | None
-    gres: str | None
-    mpi_plugin: str | None
 
 
 class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):

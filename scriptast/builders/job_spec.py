@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from scriptast.builders.job import ResolvedJob, SlurmParams
+from scriptast.builders.job import ResolvedJob
 from scriptast.builders.request import ExecutionScenario
+from scriptast.model.job_spec import JobSpec
 
 
 class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -15,33 +14,6 @@ class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
 
     container_name: str | None
     log_file_pattern: str
-
-
-class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """The manifest an executor reads to submit and watch the job. Scenario-specific fields
-    (remote, persistent, docker) are omitted when they do not apply."""
-
-    workflow_type: str
-    model_name: str
-    execution_scenario: str
-    docker_image: str
-    script_path: str | None = None
-    script_name: str
-    log_file_pattern: str
-    success_patterns: tuple[str, ...]
-    failure_patterns: tuple[str, ...]
-    extra_files: tuple[str, ...]
-    extra_file_destinations: dict[str, str] = {}
-    slurm_params: SlurmParams | None = None
-    slurm_env: dict[str, Any] | None = None
-    remote_repo_path: str | None = None
-    remote_work_dir: str | None = None
-    persistent_mode: bool | None = None
-    container_name: str | None = None
-    container_mounts: str | None = None
-    docker_cmd: str | None = None
-    log_file: str | None = None
-    files: dict[str, str] = {}
 
 
 class Patterns(msgspec.Struct, frozen=True):

@@ -9,7 +9,7 @@ import posixpath
 import msgspec
 
 from scriptast.errors import ModelError, ResolveError
-from scriptast.slurm import Mount, pyxis_path_problem, split_mount
+from scriptast.model.slurm import Mount, pyxis_path_problem, split_mount
 
 
 class MountPlan(msgspec.Struct, frozen=True):

@@ -10,9 +10,9 @@ from typing import Any
 import msgspec
 
 from scriptast.builders.job import ResolvedJob
+from scriptast.common.text_files import read_text_file, yaml_problem
 from scriptast.errors import ResolveError
-from scriptast.slurm import Mount
-from scriptast.text_files import read_text_file, yaml_problem
+from scriptast.model.submit_call import PerfSubmit
 
 LAUNCH_SH = "slurm_launch.sh"
 CONFIG_FOLDERS = {
@@ -21,30 +21,6 @@ CONFIG_FOLDERS = {
 }
 DRAFT = "jenkins/scripts/perf/{mode}/slurm_launch_draft.sh"
 PRECHECK = "tests/scripts/perf-sanity/cache_transceiver_precheck"
-
-
-class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
-    """`python3 submit.py ...` as typed values; the emitter turns it into argv (no shell)."""
-
-    python: str
-    submit_py: str
-    partition: str
-    account: str
-    job_name: str
-    image: str
-    mounts: tuple[Mount, ...]
-    work_dir: str
-    llm_src: str
-    llm_models_root: str
-    launch_sh: str
-    time: str
-    test_list: str | None = None
-    config_file: str | None = None
-    test_name: str | None = None
-    benchmark_mode: str | None = None
-    draft_launch_sh: str | None = None
-    install_mode: str = "source"
-    wheel_path: str | None = None
 
 
 class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):

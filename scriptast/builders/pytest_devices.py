@@ -12,8 +12,8 @@ from pathlib import Path
 
 import msgspec
 
+from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
-from scriptast.text_files import read_text_file
 
 DEVICE_MARK = "skip_less_device"
 RANKS_MARK = "skip_less_mpi_world_size"

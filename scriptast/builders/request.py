@@ -11,9 +11,9 @@ from typing import Any, Literal
 import msgspec
 
 from scriptast.builders.file_names import NAME_MAX
+from scriptast.common.suggest import did_you_mean
+from scriptast.common.text_files import decode_utf8, yaml_problem
 from scriptast.errors import InputError
-from scriptast.suggest import did_you_mean
-from scriptast.text_files import decode_utf8, yaml_problem
 
 
 class WorkflowType(StrEnum):

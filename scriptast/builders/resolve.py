@@ -13,14 +13,15 @@ from scriptast.builders.category import Category, Facts, Resolution
 from scriptast.builders.common import WHEEL_GLOB
 from scriptast.builders.file_names import check_component, is_safe_component
 from scriptast.builders.image import resolve_image
-from scriptast.builders.job import ResolvedJob, SlurmParams
+from scriptast.builders.job import ResolvedJob
 from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
+from scriptast.cluster.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
 from scriptast.errors import ResolveError
-from scriptast.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
-from scriptast.slurm_options import check_positive
+from scriptast.model.job_spec import SlurmParams
+from scriptast.model.slurm_options import check_positive
 
 
 class _Place(msgspec.Struct, frozen=True, kw_only=True):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import EnvCheck
+from scriptast.cluster.slurm_env import NOT_RUN, Partition, SlurmEnv
+from scriptast.common.suggest import did_you_mean
 from scriptast.errors import ModelError, ResolveError
-from scriptast.slurm_env import NOT_RUN, Partition, SlurmEnv
-from scriptast.slurm_options import gres_gpus
-from scriptast.slurm_time import parse_time_limit
-from scriptast.suggest import did_you_mean
+from scriptast.model.slurm_options import gres_gpus
+from scriptast.model.slurm_time import parse_time_limit
 
 DEFAULT_TIME_LIMIT = "02:00:00"
 

@@ -2,13 +2,12 @@
 
 `BashEmitter().emit(node)` dispatches on the node's type, one private method per node class, and
 ends in a loud default. Quoting is delegated to `scriptast.emitters.quote`; reading the text back
-is `scriptast.readers.verify`'s, and `scriptast.render.emit` does both.
+is `scriptast.readers.verify`'s, and `scriptast.pipeline.verified_emit.emit` does both.
 """
 
 from __future__ import annotations
 
-from scriptast.composition import Composition
-from scriptast.docker import DockerRun
+from scriptast.common.memo import Memo, node_key
 from scriptast.emitters.lower import (
     ArgvLines,
     docker_option_lines,
@@ -17,10 +16,11 @@ from scriptast.emitters.lower import (
 )
 from scriptast.emitters.quote import bash_word, dup_target, sbatch_value
 from scriptast.errors import UnsupportedError
-from scriptast.memo import Memo, node_key
-from scriptast.script import Script, Statement
-from scriptast.slurm import SbatchDirective, SrunStep
-from scriptast.statements import (
+from scriptast.model.composition import Composition
+from scriptast.model.docker import DockerRun
+from scriptast.model.script import Script, Statement
+from scriptast.model.slurm import SbatchDirective, SrunStep
+from scriptast.model.statements import (
     AndOr,
     Assign,
     Blank,
@@ -33,7 +33,7 @@ from scriptast.statements import (
     Redirect,
     Unset,
 )
-from scriptast.words import Concat, Lit, Param, RawShell, Word
+from scriptast.model.words import Concat, Lit, Param, RawShell, Word
 
 INDENT = "    "
 EMITTED: Memo[list[str]] = Memo(2048)

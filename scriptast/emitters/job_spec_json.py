@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.builders.job_spec import JobSpec
+from scriptast.model.job_spec import JobSpec
 
 
 def emit_job_spec(spec: JobSpec) -> str:

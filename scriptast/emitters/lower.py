@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from scriptast.docker import DockerRun
 from scriptast.emitters.quote import docker_mount, pyxis_mounts, pyxis_names
-from scriptast.slurm import PyxisContainer, SrunStep
-from scriptast.words import Lit, Word, concat
+from scriptast.model.docker import DockerRun
+from scriptast.model.slurm import PyxisContainer, SrunStep
+from scriptast.model.words import Lit, Word, concat
 
 ArgvLines = tuple[tuple[Word, ...], ...]
 """A command's argv grouped into lines: the head, then one option (one or two words) a line."""

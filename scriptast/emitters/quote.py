@@ -11,10 +11,10 @@ import functools
 import re
 from collections.abc import Iterable
 
-from scriptast.bashlex_limits import confuses_bashlex
+from scriptast.common.bashlex_limits import confuses_bashlex
 from scriptast.errors import QuoteError
-from scriptast.node import RESERVED_WORDS
-from scriptast.slurm import Mount, pyxis_path_problem
+from scriptast.model.node import RESERVED_WORDS
+from scriptast.model.slurm import Mount, pyxis_path_problem
 
 _BASH_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-][A-Za-z0-9_@%+=:,./#-]*\Z")
 _DOUBLE_QUOTE_UNSAFE = frozenset('"$`\\!')

@@ -2,7 +2,7 @@
 
 bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
 `LRTable(grammar)` (~140 ms). The tables depend only on the grammar's productions and
-precedence, so they ship with the package (`scriptast/bashlex_tables.json`, written by
+precedence, so they ship with the package (`scriptast/readers/bashlex_tables.json`, written by
 `python -m scriptast.readers.bashlex_loader`, checked by a test to equal a fresh build); on
 import yacc gets a table object holding those action/goto maps. When the installed bashlex has
 another grammar, the tables are built once and kept in the user's cache folder instead.
@@ -33,7 +33,7 @@ _built_keys: list[str] = []
 def shipped_path() -> Path:
     """The tables shipped with the package (SCRIPTAST_BASHLEX_TABLES names another file)."""
     override = os.environ.get("SCRIPTAST_BASHLEX_TABLES")
-    return Path(override) if override else Path(__file__).resolve().parent.parent / SHIPPED
+    return Path(override) if override else Path(__file__).resolve().parent / SHIPPED
 
 
 SHIPPED = "bashlex_tables.json"

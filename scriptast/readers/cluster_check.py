@@ -3,12 +3,12 @@ the partition exists, GPUs fit a node, the time fits the partition, the MPI plug
 
 from __future__ import annotations
 
+from scriptast.cluster.slurm_env import SlurmEnv
+from scriptast.common.suggest import did_you_mean
 from scriptast.errors import ModelError
+from scriptast.model.slurm_options import ADDED_LATER, gres_gpus, release_key
+from scriptast.model.slurm_time import parse_time_limit
 from scriptast.readers.lint import Finding, Report
-from scriptast.slurm_env import SlurmEnv
-from scriptast.slurm_options import ADDED_LATER, gres_gpus, release_key
-from scriptast.slurm_time import parse_time_limit
-from scriptast.suggest import did_you_mean
 
 
 def check_against(report: Report, env: SlurmEnv, context: str) -> list[Finding]:

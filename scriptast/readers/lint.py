@@ -6,12 +6,12 @@ from __future__ import annotations
 import msgspec
 
 from scriptast.errors import ScriptastError, VerifyError
+from scriptast.model.slurm import SrunStep
+from scriptast.model.slurm_options import SBATCH_OPTIONS_ANY
+from scriptast.model.words import literal_text
 from scriptast.readers.readback import literal_value, read_word, sbatch_tokens
 from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.srun_argv import parse_srun
-from scriptast.slurm import SrunStep
-from scriptast.slurm_options import SBATCH_OPTIONS_ANY
-from scriptast.words import literal_text
 
 
 class Finding(msgspec.Struct, frozen=True):

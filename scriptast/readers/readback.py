@@ -10,7 +10,15 @@ import functools
 import re
 
 from scriptast.errors import VerifyError
-from scriptast.words import SPECIAL_PARAMETERS, Lit, Param, RawShell, Word, WordPart, word_parts
+from scriptast.model.words import (
+    SPECIAL_PARAMETERS,
+    Lit,
+    Param,
+    RawShell,
+    Word,
+    WordPart,
+    word_parts,
+)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ANSI_SIMPLE = {

@@ -18,8 +18,8 @@ import re
 
 import msgspec
 
-from scriptast.bashlex_limits import confuses_bashlex
-from scriptast.node import RESERVED_WORDS
+from scriptast.common.bashlex_limits import confuses_bashlex
+from scriptast.model.node import RESERVED_WORDS
 
 _PARAM = r"\$\{!?[A-Za-z_][A-Za-z0-9_]*(?::-[A-Za-z0-9_@%+=:,./-]*|@)?\}"
 _PLAIN = r"[A-Za-z0-9_./=,:+@%#-]+"

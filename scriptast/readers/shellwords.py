@@ -14,7 +14,7 @@ import functools
 import msgspec
 
 from scriptast.errors import InputError
-from scriptast.node import RESERVED_WORDS
+from scriptast.model.node import RESERVED_WORDS
 from scriptast.readers.readback import Unterminated, scan_word
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from scriptast.errors import ModelError, VerifyError
-from scriptast.slurm import Mount, PyxisContainer, SrunOption, SrunStep, split_mount
-from scriptast.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS_ANY
-from scriptast.words import Lit
+from scriptast.model.slurm import Mount, PyxisContainer, SrunOption, SrunStep, split_mount
+from scriptast.model.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS_ANY
+from scriptast.model.words import Lit
 
 _SHORT: dict[str, tuple[str, bool | None]] = {
     "-l": ("label", None),

@@ -15,22 +15,13 @@ from typing import Any, Protocol
 
 import msgspec
 
-from scriptast.composition import Composition
-from scriptast.docker import DockerRun
+from scriptast.common.memo import Memo
 from scriptast.errors import VerifyError
-from scriptast.memo import Memo
-from scriptast.readers.readback import (
-    has_raw_shell,
-    literal_value,
-    normalize,
-    read_word,
-    sbatch_tokens,
-)
-from scriptast.readers.sbatch_header import scan_header
-from scriptast.readers.srun_argv import parse_srun
-from scriptast.script import Script, Statement
-from scriptast.slurm import SbatchDirective, SrunStep
-from scriptast.statements import (
+from scriptast.model.composition import Composition
+from scriptast.model.docker import DockerRun
+from scriptast.model.script import Script, Statement
+from scriptast.model.slurm import SbatchDirective, SrunStep
+from scriptast.model.statements import (
     AndOr,
     Assign,
     Blank,
@@ -42,7 +33,16 @@ from scriptast.statements import (
     Payload,
     Unset,
 )
-from scriptast.words import Lit, Word, WordPart, concat
+from scriptast.model.words import Lit, Word, WordPart, concat
+from scriptast.readers.readback import (
+    has_raw_shell,
+    literal_value,
+    normalize,
+    read_word,
+    sbatch_tokens,
+)
+from scriptast.readers.sbatch_header import scan_header
+from scriptast.readers.srun_argv import parse_srun
 
 
 class _Expected(msgspec.Struct, frozen=True):

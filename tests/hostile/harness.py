@@ -27,8 +27,8 @@ import msgspec
 
 from scriptast.builders.request import build_request
 from scriptast.errors import ScriptastError
-from scriptast.image_ref import image_problem
-from scriptast.pipeline import Output, generate, write_outputs
+from scriptast.model.image_ref import image_problem
+from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from scriptast.readers.readback import sbatch_tokens
 from tests.hostile.bad_inputs import CASES, ROOT, base_fields
 

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from scriptast.builders.request import build_request
 from scriptast.errors import ScriptastError
-from scriptast.pipeline import generate, write_outputs
+from scriptast.pipeline.emit_job import generate, write_outputs
 from tests.hostile.bad_inputs import base_fields
 from tests.profiles import scaled
 

@@ -13,9 +13,9 @@ from scriptast.builders.parallelism import Parallelism, Sourced, int_flag, singl
 from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
+from scriptast.model.script import Statement
+from scriptast.model.statements import ShellStatement
 from scriptast.readers.shellwords import split_top_level, tokenize
-from scriptast.script import Statement
-from scriptast.statements import ShellStatement
 
 
 class BenchWork(Work, frozen=True, kw_only=True, tag="bench"):

@@ -20,14 +20,14 @@ from scriptast.builders.parallelism import (
 )
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
+from scriptast.common.text_files import require_file
 from scriptast.errors import ResolveError
-from scriptast.node import IDENTIFIER
+from scriptast.model.node import IDENTIFIER
+from scriptast.model.script import Script, Statement
+from scriptast.model.slurm import SrunStep
+from scriptast.model.statements import Assign, Comment, Export, ShellStatement, cmd
+from scriptast.model.words import Lit, Param, RawShell, concat
 from scriptast.readers.shellwords import tokenize
-from scriptast.script import Script, Statement
-from scriptast.slurm import SrunStep
-from scriptast.statements import Assign, Comment, Export, ShellStatement, cmd
-from scriptast.text_files import require_file
-from scriptast.words import Lit, Param, RawShell, concat
 
 RUN_SCRIPT = "slurm_run_custom.sh"
 ERR_TRAP = 'echo "ERROR: ${BASH_SOURCE[0]}:${LINENO}: command failed: ${BASH_COMMAND}" >&2'

@@ -18,8 +18,8 @@ from scriptast.builders.parallelism import Parallelism, Sourced, int_flag
 from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
+from scriptast.model.statements import ShellStatement
 from scriptast.readers.shellwords import tokenize
-from scriptast.statements import ShellStatement
 
 REQUIREMENTS = "examples/trtllm-eval/requirements.txt"
 

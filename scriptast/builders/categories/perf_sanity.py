@@ -15,7 +15,6 @@ from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import (
     DRAFT,
     ConfigCopy,
-    PerfSubmit,
     SubmitPlan,
     accuracy_config,
     config_of_test_id,
@@ -25,8 +24,9 @@ from scriptast.builders.perf_submit import (
 )
 from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
 from scriptast.builders.trail import Trail
+from scriptast.common.text_files import read_text_file, require_file
 from scriptast.errors import ResolveError
-from scriptast.text_files import read_text_file, require_file
+from scriptast.model.submit_call import PerfSubmit
 
 SUBMIT_PY = "jenkins/scripts/perf/local/submit.py"
 

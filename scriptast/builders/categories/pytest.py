@@ -16,7 +16,7 @@ from scriptast.builders.parallelism import Parallelism, Sourced, check_max, requ
 from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
-from scriptast.statements import ShellStatement, cmd
+from scriptast.model.statements import ShellStatement, cmd
 
 if TYPE_CHECKING:
     from scriptast.builders.pytest_selection import Selection

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scriptast.cli_fields import split_flags
+from scriptast.cli.fields import split_flags
 
 if TYPE_CHECKING:
-    from scriptast.pipeline import Output
+    from scriptast.pipeline.emit_job import Output
 
 
 def _colour(text: str, code: str) -> str:
@@ -58,7 +58,7 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
                 fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
             flags["workflow_type"] = workflow
         request = build_request(file_fields, flags, origin=origin)
-        from scriptast.pipeline import generate, write_outputs
+        from scriptast.pipeline.emit_job import generate, write_outputs
 
         output = generate(request, write_nothing=bool(values.get("stdout")))
         if values.get("explain"):
@@ -124,7 +124,7 @@ def _stdout_text(output: Output, shell: str | None) -> str:
     if shell is not None and shell.lower() not in QUOTERS:
         fail(f"unknown --shell {shell!r}; known: {', '.join(sorted(QUOTERS))}", 2)
     from scriptast.emitters.bash import BashEmitter
-    from scriptast.words import literal_text
+    from scriptast.model.words import literal_text
 
     assert output.docker_run is not None
     lines = BashEmitter().docker_lines(output.docker_run)
@@ -150,7 +150,7 @@ def _json_result(output: Output) -> str:
 def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     """Emit every request of a JSON-lines file; flags apply to each; `FILE line N: error: ...`
     for each line that failed, every good line written, exit 1 if any failed."""
-    from scriptast.sweep import read_lines, run_sweep
+    from scriptast.pipeline.sweep import read_lines, run_sweep
 
     path = values["requests"]
     try:

@@ -91,7 +91,7 @@ def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[
 
 def emit_request(request: Request) -> str | None:
     """Generate and write one request; the error message, or None on success."""
-    from scriptast.pipeline import generate, write_outputs
+    from scriptast.pipeline.emit_job import generate, write_outputs
 
     try:
         write_outputs(generate(request))

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
+from scriptast.common.text_files import decode_utf8, file_bytes
 from scriptast.errors import InputError
-from scriptast.text_files import decode_utf8, file_bytes
 
 NOT_RUN = "trtllm-case-executor did not run Step 2.5 before invoking the script builder"
 NO_CLIENT_TOOLS = "SLURM client tools not found"

@@ -49,12 +49,3 @@ def parse_time_limit(text: str) -> int | None:
     raise ModelError(
         f"time limit {text!r} is not a Slurm time ({TIME_FORMS}), e.g. 02:00:00", field="time"
     )
-
-
-def is_time_limit(text: str) -> bool:
-    """True when `text` is a Slurm time limit of at least one minute, or UNLIMITED."""
-    try:
-        parse_time_limit(text)
-    except ModelError:
-        return False
-    return True

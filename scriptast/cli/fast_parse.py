@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptast.cli_fields import (
+from scriptast.cli.fields import (
     ENV_CHECK_FLAGS,
     OUTPUT_FLAGS,
     REQUEST_FLAGS,

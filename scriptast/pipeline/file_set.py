@@ -5,8 +5,9 @@ from __future__ import annotations
 import msgspec
 
 from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import JobSpec, LaunchFacts
-from scriptast.docker import DockerRun
+from scriptast.builders.job_spec import LaunchFacts
+from scriptast.model.docker import DockerRun
+from scriptast.model.job_spec import JobSpec
 
 
 class OutputFile(msgspec.Struct, frozen=True):

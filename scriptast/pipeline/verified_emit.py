@@ -7,8 +7,8 @@ read), so neither imports the other.
 from __future__ import annotations
 
 from scriptast.emitters.bash import BashEmitter
-from scriptast.script import Script
-from scriptast.statements import Payload
+from scriptast.model.script import Script
+from scriptast.model.statements import Payload
 
 
 def emit(node: Script | Payload, *, verify: bool = True) -> str:

@@ -20,13 +20,13 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
+from scriptast.cluster.slurm_env import SlurmEnv
 from scriptast.errors import ResolveError
-from scriptast.render import emit
-from scriptast.script import Script
-from scriptast.slurm_env import SlurmEnv
-from scriptast.statements import Comment, If, ShellStatement, cmd
-from scriptast.words import Param
-from scriptast.write import Pending, interrupted, make_dirs, remove_dirs, work_dir_held
+from scriptast.model.script import Script
+from scriptast.model.statements import Comment, If, ShellStatement, cmd
+from scriptast.model.words import Param
+from scriptast.pipeline.verified_emit import emit
+from scriptast.workdir.write import Pending, interrupted, make_dirs, remove_dirs, work_dir_held
 
 SUBMIT_SECONDS = 300
 _POLL_SECONDS = 0.05
@@ -172,7 +172,7 @@ def _listing(folder: str) -> list[str]:
 
 
 def _changed(folder: Watched, before: dict[str, Signature]) -> list[Taken]:
-    from scriptast.text_files import read_text_file
+    from scriptast.common.text_files import read_text_file
 
     taken = []
     for relative, signature in sorted(_inventory(folder.path).items()):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from scriptast.docker import DockerRun
 from scriptast.errors import ModelError
-from scriptast.node import Node, check_single_line
-from scriptast.slurm import SbatchDirective, SrunStep
-from scriptast.statements import Comment, ShellStatement
+from scriptast.model.docker import DockerRun
+from scriptast.model.node import Node, check_single_line
+from scriptast.model.slurm import SbatchDirective, SrunStep
+from scriptast.model.statements import Comment, ShellStatement
 
 Statement = ShellStatement | SrunStep | DockerRun
 """A statement of a script body: any `ShellStatement`, an `SrunStep`, or a `DockerRun`."""

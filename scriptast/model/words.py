@@ -10,7 +10,7 @@ import re
 from typing import Literal
 
 from scriptast.errors import ModelError
-from scriptast.node import IDENTIFIER, Node
+from scriptast.model.node import IDENTIFIER, Node
 
 SPECIAL_PARAMETERS = frozenset({"?", "#", "@", "*", "$", "!", "-", "0"})
 _DEFAULT_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-]*\Z")

@@ -14,8 +14,8 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from scriptast.slurm_env import NO_CLIENT_TOOLS
-from scriptast.slurm_options import gres_gpus
+from scriptast.cluster.slurm_env import NO_CLIENT_TOOLS
+from scriptast.model.slurm_options import gres_gpus
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
 

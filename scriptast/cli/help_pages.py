@@ -19,7 +19,7 @@ PAGES_FILE = Path(__file__).with_name("help_pages.json")
 def help_requests() -> tuple[tuple[str, ...], ...]:
     """The command lines whose output is stored: `scriptast` alone and each command's `--help`
     (`emit <category>` for each registered category)."""
-    from scriptast.cli_fields import workflows
+    from scriptast.cli.fields import workflows
 
     commands = [(), ("emit",), *(("emit", name) for name in workflows())]
     commands += [("schema",), ("verify",), ("probe-slurm",)]
@@ -49,7 +49,7 @@ def page_key(arguments: tuple[str, ...]) -> str:
 
 
 def piped_output(
-    arguments: tuple[str, ...], *, through: str = "scriptast.cli", **settings: str
+    arguments: tuple[str, ...], *, through: str = "scriptast.cli.app", **settings: str
 ) -> str:
     """What `scriptast <arguments>` writes to a pipe when run by `through`'s main (typer's by
     default), with none of the rendering variables set but `settings`: how pages are made."""

@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
+from scriptast.common.memo import Memo
 from scriptast.errors import InputError, ResolveError
-from scriptast.memo import Memo
 
 _CONTENTS: Memo[bytes] = Memo(64)
 """File bytes by the file's path and identity (device, inode, size, modification and change

@@ -12,15 +12,15 @@ from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
-from scriptast.docker import DockerRun
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import InputError
-from scriptast.outputs import Made, Output, OutputFile
-from scriptast.render import emit
-from scriptast.script import Script
+from scriptast.model.docker import DockerRun
+from scriptast.model.script import Script
+from scriptast.pipeline.file_set import Made, Output, OutputFile
+from scriptast.pipeline.verified_emit import emit
 
 JOB_SPEC = "job_spec.json"
 DOCKER_CMD = "docker_cmd.sh"
@@ -54,7 +54,7 @@ def generate(
     if job.is_docker:
         made = _docker(job, chosen)
     elif chosen.submit is not None:
-        from scriptast.submitted import submitted
+        from scriptast.pipeline.perf_launch import submitted
 
         made = submitted(job, chosen.submit)
     else:
@@ -116,7 +116,7 @@ def _finish(made: Made, chosen: Category) -> Output:
         files=(*made.files, OutputFile(spec_path, emit_job_spec(spec))),
         job_spec=spec,
         main_script=made.main.path,
-        summary=emit_summary(job, spec_path, made.main.path),
+        summary=emit_summary(spec, spec_path, made.main.path, devices=job.required_devices),
         submit_argv=made.submit_argv,
         docker_run=made.docker_run,
     )
@@ -160,8 +160,8 @@ def _digests(work_dir: str, files: tuple[OutputFile, ...]) -> dict[str, str]:
 
 
 def write_outputs(output: Output) -> None:
-    """Write every file or none (see scriptast.write): job_spec.json last, under a lock on
+    """Write every file or none (see scriptast.workdir.write): job_spec.json last, under a lock on
     work_dir; files an earlier emit wrote there and this one does not are removed with it."""
-    from scriptast.write import write_all
+    from scriptast.workdir.write import write_all
 
     write_all(output.job.work_dir, output.files, spec=JOB_SPEC)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 from scriptast.errors import ModelError
-from scriptast.node import Node, check_identifier, check_single_line
-from scriptast.words import Lit, Word, WordLike, as_word, literal_text
+from scriptast.model.node import Node, check_identifier, check_single_line
+from scriptast.model.words import Lit, Word, WordLike, as_word, literal_text
 
 
 class Redirect(Node, frozen=True, kw_only=True, tag="redirect"):

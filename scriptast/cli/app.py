@@ -12,9 +12,9 @@ from typing import Any
 
 import typer
 
-from scriptast import cli_help
-from scriptast.cli_emit import fail, run_emit
-from scriptast.cli_options import emit_parameters, other_categories_options
+from scriptast.cli import examples as cli_help
+from scriptast.cli.emit_command import fail, run_emit
+from scriptast.cli.options import emit_parameters, other_categories_options
 
 PIPED_WIDTH = 100
 """Help written to a pipe is this wide (rich's 80 cuts long option names short)."""
@@ -111,10 +111,10 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     """Print a JSON Schema derived from scriptast's types."""
     import msgspec
 
-    from scriptast.builders.job_spec import JobSpec
     from scriptast.builders.request import Request
-    from scriptast.script import Script
-    from scriptast.slurm_env import SlurmEnv
+    from scriptast.cluster.slurm_env import SlurmEnv
+    from scriptast.model.job_spec import JobSpec
+    from scriptast.model.script import Script
 
     types: dict[SchemaName, type] = {
         SchemaName.model: Script,
@@ -134,13 +134,13 @@ def verify(
     ),
 ) -> None:
     """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
+    from scriptast.common.text_files import read_text_file
     from scriptast.errors import ScriptastError
     from scriptast.readers.lint import lint_text
-    from scriptast.text_files import read_text_file
 
     env = None
     if slurm_env_file is not None:
-        from scriptast.slurm_env import load_slurm_env
+        from scriptast.cluster.slurm_env import load_slurm_env
 
         try:
             env = load_slurm_env(str(slurm_env_file), "verify").env
@@ -181,7 +181,7 @@ def probe_slurm(
     """Probe the cluster (sinfo, scontrol, srun --mpi=list) into slurm_env.json."""
     import json
 
-    from scriptast.probe_slurm import probe
+    from scriptast.cluster.probe import probe
 
     text = json.dumps(probe(), indent=2) + "\n"
     if output is None:

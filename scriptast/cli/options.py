@@ -6,7 +6,7 @@ import inspect
 
 import typer
 
-from scriptast.cli_fields import (
+from scriptast.cli.fields import (
     CLUSTER,
     ENV_CHECK_FLAGS,
     OUTPUT,

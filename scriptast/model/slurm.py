@@ -7,9 +7,9 @@ import re
 from typing import Literal
 
 from scriptast.errors import ModelError
-from scriptast.image_ref import SQUASHFS, image_problem
-from scriptast.node import IDENTIFIER, Node, check_single_line
-from scriptast.slurm_options import (
+from scriptast.model.image_ref import SQUASHFS, image_problem
+from scriptast.model.node import IDENTIFIER, Node, check_single_line
+from scriptast.model.slurm_options import (
     FLAG_OPTIONS,
     INT_OPTIONS,
     PYXIS_OPTIONS,
@@ -19,9 +19,9 @@ from scriptast.slurm_options import (
     check_mpi_plugin,
     check_positive,
 )
-from scriptast.slurm_time import parse_time_limit
-from scriptast.statements import Payload
-from scriptast.words import Word
+from scriptast.model.slurm_time import parse_time_limit
+from scriptast.model.statements import Payload
+from scriptast.model.words import Word
 
 MOUNT_FLAGS = frozenset(
     [

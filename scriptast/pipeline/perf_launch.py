@@ -1,5 +1,5 @@
 """A job whose launch script submit.py writes: run it with the final paths under the work_dir
-lock (scriptast.submit_run takes what it wrote back and puts the disk back), then read the
+lock (scriptast.pipeline.submit_py takes what it wrote back and puts the disk back), then read the
 launch script for the values job_spec.json and the summary report."""
 
 from __future__ import annotations
@@ -9,21 +9,22 @@ from collections.abc import Callable
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob, SlurmParams
+from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import LaunchFacts
 from scriptast.builders.perf_submit import LAUNCH_SH, SubmitPlan, precheck_path
 from scriptast.builders.trail import TrailEntry
+from scriptast.cluster.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
-from scriptast.outputs import Made, OutputFile
+from scriptast.model.job_spec import SlurmParams
+from scriptast.pipeline.file_set import Made, OutputFile
+from scriptast.pipeline.submit_py import Staged, Watched, run_submit
 from scriptast.readers.launch_readback import read_launch_script
-from scriptast.slurm_env import SlurmEnv
-from scriptast.submit_run import Staged, Watched, run_submit
 
 
 def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> Made:
-    """Run submit.py with the final paths (see scriptast.submit_run: what it writes is taken
+    """Run submit.py with the final paths (see scriptast.pipeline.submit_py: what it writes is taken
     back into the output and the disk put back), then read its launch script for the values
     job_spec.json and the summary report."""
     assert job.slurm is not None

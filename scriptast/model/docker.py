@@ -5,10 +5,10 @@ from __future__ import annotations
 import posixpath
 
 from scriptast.errors import ModelError
-from scriptast.image_ref import image_problem
-from scriptast.node import IDENTIFIER, Node
-from scriptast.statements import Payload
-from scriptast.words import Word
+from scriptast.model.image_ref import image_problem
+from scriptast.model.node import IDENTIFIER, Node
+from scriptast.model.statements import Payload
+from scriptast.model.words import Word
 
 
 class BindMount(Node, frozen=True, kw_only=True, tag="bind_mount"):

@@ -16,18 +16,18 @@ def main() -> None:
         return
     completing = any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
     if ("--help" in arguments or not arguments) and not completing:
-        from scriptast.help_pages import stored_page
+        from scriptast.cli.help_pages import stored_page
 
         page = stored_page(arguments)
         if page is not None:
             sys.stdout.write(page)
             return
     if arguments[:1] == ["emit"] and not completing:
-        from scriptast.cli_fast import parse_emit
+        from scriptast.cli.fast_parse import parse_emit
 
         parsed = parse_emit(arguments[1:])
         if parsed is not None:
-            from scriptast.cli_emit import run_emit
+            from scriptast.cli.emit_command import run_emit
 
             try:
                 run_emit(*parsed)
@@ -35,6 +35,6 @@ def main() -> None:
                 sys.stderr.write("\nAborted!\n")
                 raise SystemExit(1) from None
             return
-    from scriptast.cli import main as cli_main
+    from scriptast.cli.app import main as cli_main
 
     cli_main()

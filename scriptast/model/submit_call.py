@@ -1,0 +1,31 @@
+"""submit.py's call as typed values: the command line that makes a perf_sanity launch script."""
+
+from __future__ import annotations
+
+import msgspec
+
+from scriptast.model.slurm import Mount
+
+
+class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
+    """`python3 submit.py ...` as typed values; the emitter turns it into argv (no shell)."""
+
+    python: str
+    submit_py: str
+    partition: str
+    account: str
+    job_name: str
+    image: str
+    mounts: tuple[Mount, ...]
+    work_dir: str
+    llm_src: str
+    llm_models_root: str
+    launch_sh: str
+    time: str
+    test_list: str | None = None
+    config_file: str | None = None
+    test_name: str | None = None
+    benchmark_mode: str | None = None
+    draft_launch_sh: str | None = None
+    install_mode: str = "source"
+    wheel_path: str | None = None
