@@ -48,6 +48,39 @@ FIELDS = {
     "so an executor can tell a torn set after a kill -9.",
 }
 
+RUN_READS = {
+    "workflow_type": "perf_sanity is always submitted with sbatch (its launch script cancels "
+    "`${SLURM_JOB_ID}` on failure, which would end a persistent allocation).",
+    "execution_scenario": "sbatch, a persistent allocation (local_slurm), or docker_cmd.sh "
+    "(local_docker).",
+    "script_path": "The script it submits (its `#SBATCH --output/--error` name the logs).",
+    "script_name": "The script, when script_path is absent (local_docker).",
+    "success_patterns": "Exit 0 with none of them in the log is INCONCLUSIVE.",
+    "failure_patterns": "Listed with their lines as evidence; never the verdict.",
+    "slurm_params": "time_limit sets the default timeouts; partition, account, nodes, "
+    "ntasks_per_node and gres shape and match a persistent allocation.",
+    "slurm_env": "The partition's time limit: a new persistent allocation's length.",
+    "persistent_mode": "true: run inside a persistent allocation (`--no-persistent` overrides).",
+    "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
+    "log_file": "Where docker_cmd.sh's output goes.",
+    "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",
+}
+"""What `scriptast run` does with each job_spec.json field it reads (a test checks the executor
+reads each of them)."""
+VERDICTS = {
+    "HANG": "a hang pattern (`hang detected`) appeared in the log; the job (or, in a "
+    "persistent allocation, its step) was cancelled",
+    "TIMEOUT": "Slurm ended it at its time limit, or it outlived `--queue-timeout` / "
+    "`--run-timeout` (default: the job's time limit + 10 minutes) and run cancelled it",
+    "OUT_OF_MEMORY": "Slurm's state OUT_OF_MEMORY",
+    "NODE_FAIL": "Slurm's state NODE_FAIL",
+    "CANCELLED": "scancel from outside, `scriptast cancel`, or Ctrl-C / SIGTERM on `run`",
+    "FAILED": "the job's exit code is not 0 (the code is in the result)",
+    "INCONCLUSIVE": "exit code 0, but none of the success patterns was printed (every pytest "
+    "test skipped, say), or no exit code could be read at all",
+    "PASSED": "exit code 0 and a success pattern in the log (or the job has none to look for)",
+}
+
 
 def _emit(example: Path, site: Path) -> tuple[str, str]:
     script = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
@@ -107,7 +140,27 @@ def guide() -> str:
                     "```",
                     "",
                 ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _verdicts()) + "\n"
+
+
+def _verdicts() -> list[str]:
+    from scriptast.executor.record import VERDICT_EXIT, Verdict
+
+    lines = [
+        "## Running a job: verdicts and exit codes",
+        "",
+        "`scriptast run WORK_DIR...` submits what emit wrote (after checking the digests in",
+        "job_spec.json), streams the log, and ends with one verdict a job, the first of these",
+        "that applies. Its exit code is the verdict's (several jobs: the first verdict in this",
+        "order that any of them got); bad input (no or foreign job_spec.json, a torn set, sbatch",
+        "refusing the script, no Slurm) is one `error:` line and exit 2. `run.json` in the",
+        "work_dir records it all (`scriptast schema run`).",
+        "",
+        "| verdict | exit code | when |",
+        "|---|---:|---|",
+    ]
+    lines += [f"| {v} | {VERDICT_EXIT[v]} | {VERDICTS[v.value]}. |" for v in Verdict]
+    return [*lines, ""]
 
 
 def job_spec() -> str:
@@ -126,15 +179,18 @@ def job_spec() -> str:
         "Fields in file order; `scriptast schema job-spec` prints the JSON Schema this table",
         "is made from (`docs/build.py`).",
         "",
-        "| field | type | always | meaning |",
-        "|---|---|---|---|",
+        "The last column says what `scriptast run` does with the field; it reads no other.",
+        "",
+        "| field | type | always | meaning | `scriptast run` |",
+        "|---|---|---|---|---|",
     ]
     for name, prop in props.items():
         kind = prop.get("type") or " or ".join(
             str(p.get("type") or p.get("$ref", "").split("/")[-1]) for p in prop.get("anyOf", [])
         )
         lines.append(
-            f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {FIELDS[name]} |"
+            f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {FIELDS[name]} | "
+            f"{RUN_READS.get(name, '')} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -48,3 +48,8 @@ class InputError(ScriptastError):
 
 class ResolveError(ScriptastError):
     """A request whose values cannot be resolved into a job (the seed's "stop and report")."""
+
+
+class RunError(ScriptastError):
+    """A job that `scriptast run` cannot submit or follow (no or foreign job_spec.json, a torn
+    set, sbatch refusing it, no Slurm): the CLI prints one line and exits 2."""

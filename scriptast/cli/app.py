@@ -104,6 +104,7 @@ class SchemaName(StrEnum):
     request = "request"
     job_spec = "job-spec"
     slurm_env = "slurm-env"
+    run = "run"
 
 
 @app.command(epilog=cli_help.SCHEMA)
@@ -113,6 +114,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
 
     from scriptast.builders.request import Request
     from scriptast.cluster.slurm_env import SlurmEnv
+    from scriptast.executor.record import RunRecord
     from scriptast.model.job_spec import JobSpec
     from scriptast.model.script import Script
 
@@ -121,6 +123,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
         SchemaName.request: Request,
         SchemaName.job_spec: JobSpec,
         SchemaName.slurm_env: SlurmEnv,
+        SchemaName.run: RunRecord,
     }
     schema_json = msgspec.json.encode(msgspec.json.schema(types[name]))
     sys.stdout.write(msgspec.json.format(schema_json, indent=2).decode() + "\n")
@@ -188,6 +191,149 @@ def probe_slurm(
         sys.stdout.write(text)
     else:
         output.write_text(text, encoding="utf-8")
+
+
+RUN_EXIT = 2
+"""`run`, `watch`, `cancel` and `alloc`: bad input (no job_spec.json, a torn set, sbatch refusing
+the script, no Slurm) exits 2, apart from the verdicts' own codes."""
+
+
+def _duration(value: str | None) -> float | None:
+    if value is None:
+        return None
+    from scriptast.executor.submit import parse_seconds
+
+    try:
+        return parse_seconds(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def _executing(action: Callable[[], int]) -> None:
+    from scriptast.errors import ScriptastError
+
+    try:
+        code = action()
+    except ScriptastError as error:
+        fail(str(error), RUN_EXIT)
+    raise typer.Exit(code)
+
+
+WORK_DIRS = typer.Argument(..., help="Work dirs that emit wrote (one job each).")
+JSON_OUTPUT = typer.Option(False, "--json", help="Print the result record(s) as JSON.")
+POLL_MAX = typer.Option(30.0, "--poll-max", help="Most seconds between two squeue calls.")
+
+
+@app.command(epilog=cli_help.RUN)
+def run(
+    work_dirs: list[str] = WORK_DIRS,
+    json_output: bool = JSON_OUTPUT,
+    detach: bool = typer.Option(False, "--detach", help="Return once submitted; see watch."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the commands; run none."),
+    force: bool = typer.Option(False, "--force", help="Run a set whose digests do not match."),
+    again: bool = typer.Option(False, "--again", help="Run although a live run is recorded."),
+    persistent: bool | None = typer.Option(
+        None,
+        "--persistent/--no-persistent",
+        help="Run local_slurm jobs in a persistent allocation (default: job_spec's).",
+    ),
+    alloc_time: str | None = typer.Option(
+        None, "--alloc-time", help="A new allocation's time (default: the partition's)."
+    ),
+    queue_timeout: str | None = typer.Option(
+        None, "--queue-timeout", help="Cancel if still queued after this (90s, 5m, 2h)."
+    ),
+    run_timeout: str | None = typer.Option(
+        None, "--run-timeout", help="Cancel if still running after this (default: time + 10m)."
+    ),
+    poll_max: float = POLL_MAX,
+) -> None:
+    """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
+    from scriptast.executor.run import run_work_dirs
+    from scriptast.executor.submit import RunOptions
+
+    options = RunOptions(
+        force=force,
+        again=again,
+        detach=detach,
+        dry_run=dry_run,
+        persistent=persistent,
+        alloc_time=alloc_time,
+        queue_timeout=_duration(queue_timeout),
+        run_timeout=_duration(run_timeout),
+        poll_max=poll_max,
+    )
+    _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
+
+
+@app.command(epilog=cli_help.WATCH)
+def watch(
+    work_dirs: list[str] = WORK_DIRS, json_output: bool = JSON_OUTPUT, poll_max: float = POLL_MAX
+) -> None:
+    """Re-attach to recorded runs (run.json): follow them to their verdicts."""
+    from scriptast.executor.run import watch_work_dirs
+    from scriptast.executor.submit import RunOptions
+
+    options = RunOptions(poll_max=poll_max)
+    _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
+
+
+@app.command(epilog=cli_help.CANCEL)
+def cancel(work_dirs: list[str] = WORK_DIRS, json_output: bool = JSON_OUTPUT) -> None:
+    """Cancel recorded runs (only their jobs, steps or containers) and record CANCELLED."""
+    from scriptast.executor.run import watch_work_dirs
+    from scriptast.executor.submit import RunOptions
+
+    options = RunOptions(poll_max=2.0)
+    _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output, cancel=True))
+
+
+alloc_app = typer.Typer(
+    help="Persistent allocations that run made (salloc --no-shell).",
+    epilog=cli_help.ALLOC,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(alloc_app, name="alloc")
+
+
+@alloc_app.command("list")
+def alloc_list(json_output: bool = JSON_OUTPUT) -> None:
+    """List your persistent allocations: id, state, time left, nodes and parameters."""
+    from scriptast.executor.allocation import list_allocations
+    from scriptast.executor.slurm_client import SlurmClient
+    from scriptast.executor.transport import LocalTransport
+
+    def show() -> int:
+        import msgspec
+
+        found = list_allocations(SlurmClient(LocalTransport()))
+        if json_output:
+            sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode())
+            sys.stdout.write("\n")
+            return 0
+        for a in found:
+            params = msgspec.json.encode(a.params).decode() if a.params else "-"
+            sys.stdout.write(f"{a.job_id}  {a.state}  {a.time_left} left  {a.nodes}  {params}\n")
+        return 0
+
+    _executing(show)
+
+
+@alloc_app.command("release")
+def alloc_release(
+    job_ids: list[str] = typer.Argument(None, help="Allocation ids (default: all of yours)."),
+) -> None:
+    """Release persistent allocations (scancel)."""
+    from scriptast.executor.allocation import release
+    from scriptast.executor.slurm_client import SlurmClient
+    from scriptast.executor.transport import LocalTransport
+
+    def done() -> int:
+        for job_id in release(SlurmClient(LocalTransport()), list(job_ids or [])):
+            sys.stdout.write(f"released {job_id}\n")
+        return 0
+
+    _executing(done)
 
 
 def main() -> None:

@@ -39,3 +39,12 @@ SCHEMA = _examples("scriptast schema request", "scriptast schema job-spec > job_
 PROBE = _examples(
     "scriptast probe-slurm", "scriptast probe-slurm -o /path/to/work_dir/slurm_env.json"
 )
+RUN = _examples(
+    "scriptast run out/bench_local_slurm",
+    "scriptast run out/sweep/* --json > results.json",
+    "scriptast run out/job --detach && scriptast watch out/job",
+    "scriptast run out/job --run-timeout 30m --dry-run",
+)
+WATCH = _examples("scriptast watch out/job", "scriptast watch out/sweep/* --json")
+CANCEL = _examples("scriptast cancel out/job")
+ALLOC = _examples("scriptast alloc list", "scriptast alloc release 1234")

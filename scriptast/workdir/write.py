@@ -369,3 +369,29 @@ def _keep_copy(final: str, backup: str) -> None:
         os.link(final, backup, follow_symlinks=False)
     except OSError:
         os.rename(final, backup)
+
+
+def replace_file(path: str, text: str) -> None:
+    """Write `path` whole or not at all (a temporary beside it, fsync, rename), without the
+    work_dir lock: for a record that changes while its job runs. An emit that removes stale
+    temporaries meanwhile costs a retry, never a half-written file."""
+    folder, name = posixpath.split(path)
+    temporary = posixpath.join(folder, f"{TEMP_PREFIX}{name}.{os.getpid()}")
+    data = text.encode()
+    for attempt in range(3):
+        try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(descriptor, data)
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            os.replace(temporary, path)
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise WriteError(f"cannot write {path}: its temporary was removed") from None
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise WriteError(f"cannot write {path}: {error.strerror}") from None

@@ -1,13 +1,16 @@
 """A stand-in for a program (pip, pytest, trtllm-bench, ...): appends its name, argv, working
-directory and the environment that matters to $SHIM_LOG as one JSON line, then exits with
-$SHIM_EXIT_<NAME> (0 by default). trtllm-llmapi-launch runs the rest of its argv after recording."""
+directory and the environment that matters to $SHIM_LOG as one JSON line, prints
+$SHIM_SAY_<NAME> (what the real tool prints on success, for a test that judges the log), sleeps
+$SHIM_SLEEP_<NAME> seconds, then exits with $SHIM_EXIT_<NAME> (0 by default).
+trtllm-llmapi-launch runs the rest of its argv after recording."""
 
 import json
 import os
 import sys
+import time
 
 WATCHED = ("PMI", "PMIX", "MPI", "OMPI", "SLURM")
-KEPT = ("LLM_MODELS_ROOT", "FOO", "MSG", "NCCL_DEBUG", "HOME")
+KEPT = ("LLM_MODELS_ROOT", "FOO", "MSG", "NCCL_DEBUG", "HOME", "CUDA_VISIBLE_DEVICES")
 
 
 def main() -> int:
@@ -18,7 +21,12 @@ def main() -> int:
         log.write(json.dumps(record) + "\n")
     if name == "trtllm-llmapi-launch" and len(sys.argv) > 1:
         os.execvp(sys.argv[1], sys.argv[1:])
-    return int(os.environ.get("SHIM_EXIT_" + name.upper().replace("-", "_"), "0"))
+    key = name.upper().replace("-", "_")
+    said = os.environ.get("SHIM_SAY_" + key)
+    if said:
+        print(said, flush=True)
+    time.sleep(float(os.environ.get("SHIM_SLEEP_" + key, "0")))
+    return int(os.environ.get("SHIM_EXIT_" + key, "0"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,227 @@
+"""`scriptast run` on a real Slurm cluster: controller calls per poll with 50 jobs followed at once
+(counted by wrappers around squeue, sacct and scontrol), the delay from a line written to the log
+to the line on the terminal, the delay from a job leaving the queue to its verdict, and run's own
+CPU while it follows a 60 s job. Every job is distinct (its own work_dir, command and length).
+
+    SCRIPTAST_SLURM_CONF=/path/slurm.conf python bench/executor_bench.py
+
+(`tests/slurm/cluster.sh up DIR` prints such a path; bench/run.py prints this section too.)"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTAST = shutil.which("scriptast") or str(Path(sys.executable).parent / "scriptast")
+WRAPPED = ("squeue", "sacct", "scontrol")
+
+
+def _emit(folder: Path, name: str, command: str, slurm_env: Path) -> Path:
+    from scriptast.builders.request import build_request
+    from scriptast.pipeline.emit_job import generate, write_outputs
+
+    work = folder / name
+    fields: dict[str, Any] = {
+        "workflow_type": "custom",
+        "execution_scenario": "local_slurm",
+        "work_dir": str(work),
+        "repo_root": str(ROOT / "tests/fixtures/trtllm"),
+        "slurm_env_file": str(slurm_env),
+        "partition": "batch",
+        "account": "root",
+        "llm_models_root": "/models",
+        "models_path": str(ROOT / "tests/fixtures/models"),
+        "custom_cmd": command,
+        "persistent_mode": False,
+        "install": False,
+        "time_limit": "00:10:00",
+    }
+    write_outputs(generate(build_request(fields, {})))
+    return work
+
+
+def _wrappers(folder: Path, log: Path) -> Path:
+    """squeue, sacct and scontrol that note each call (time, argv) and run the real one."""
+    bin_dir = folder / "wrappers"
+    bin_dir.mkdir()
+    for tool in WRAPPED:
+        real = shutil.which(tool)
+        assert real, f"{tool} is not installed"
+        script = bin_dir / tool
+        script.write_text(
+            f'#!/bin/sh\nprintf "%s {tool} %s\\n" "$(date +%s.%N)" "$*" >>{log}\nexec {real} "$@"\n'
+        )
+        script.chmod(0o755)
+    return bin_dir
+
+
+def calls_per_poll(
+    folder: Path, slurm_env: Path, env: dict[str, str], jobs: int = 50
+) -> dict[str, float]:
+    """Follow `jobs` jobs at once: squeue calls, polls, and the final-state calls."""
+    log = folder / "calls.log"
+    wrappers = _wrappers(folder, log)
+    works = [_emit(folder, f"job{n}", f"sleep {2 + n % 7}.{n:02d}", slurm_env) for n in range(jobs)]
+    started = time.monotonic()
+    done = subprocess.run(
+        [SCRIPTAST, "run", *map(str, works), "--json"],
+        env={**env, "PATH": f"{wrappers}:{env['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    wall = time.monotonic() - started
+    results = json.loads(done.stdout)
+    calls = [line.split(" ", 2) for line in log.read_text().splitlines()]
+    squeues = [c for c in calls if c[1] == "squeue"]
+    listed = [len(c[2].split("--jobs ")[1].split()[0].split(",")) for c in squeues]
+    polls = 1 + sum(1 for a, b in itertools.pairwise(squeues) if float(b[0]) - float(a[0]) > 0.05)
+    return {
+        "jobs": jobs,
+        "passed": sum(r["verdict"] == "PASSED" for r in results),
+        "squeue calls": len(squeues),
+        "polls": polls,
+        "calls per poll": len(squeues) / polls,
+        "jobs listed by the first squeue": listed[0] if listed else 0,
+        "final-state calls (sacct, scontrol)": len(calls) - len(squeues),
+        "wall s": wall,
+    }
+
+
+def log_delay(folder: Path, slurm_env: Path, env: dict[str, str]) -> list[float]:
+    """Seconds from a line's write (its content is the time) to its arrival on run's stdout."""
+    command = "for i in $(seq 30); do date +%s.%N; sleep 0.37; done"
+    work = _emit(folder, "stamps", command, slurm_env)
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", str(work)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    delays = []
+    for line in process.stdout:
+        arrived = time.time()
+        value = line.strip().split(": ")[-1]
+        if value.replace(".", "").isdigit() and "." in value:
+            delays.append(arrived - float(value))
+    process.wait()
+    return delays
+
+
+def verdict_delay(folder: Path, slurm_env: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds from the job leaving the queue to the verdict printed, the poll interval then)."""
+    work = _emit(folder, "ending", "sleep 20", slurm_env)
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", str(work), "--poll-max", "30"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    job_id: list[str] = []
+    left: list[float] = []
+
+    def watch_queue() -> None:
+        while not job_id:
+            time.sleep(0.05)
+        while process.poll() is None and not left:
+            shown = subprocess.run(
+                ["squeue", "-h", "-t", "all", "-j", job_id[0], "-o", "%T"],
+                env=env,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if shown in ("", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"):
+                left.append(time.time())
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch_queue)
+    watcher.start()
+    verdict_at = 0.0
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("Job ID: "):
+            job_id.append(line.split(": ")[1].strip())
+        if line.startswith(("PASSED", "FAILED", "INCONCLUSIVE")):
+            verdict_at = time.time()
+    process.wait()
+    watcher.join()
+    # the poll interval at that time: 20 s into the job the backoff was at 8 s (0.5, 1, 2, 4, 8)
+    return verdict_at - left[0], 8.0
+
+
+def run_cpu(
+    folder: Path, slurm_env: Path, env: dict[str, str], seconds: int = 60
+) -> tuple[float, float]:
+    """(run's CPU seconds, wall seconds) while it follows a job of `seconds`."""
+    work = _emit(folder, "minute", f"sleep {seconds}", slurm_env)
+    started = time.monotonic()
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", str(work)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, _, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - started
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def section() -> list[tuple[str, str]]:
+    """The `run` rows of bench/run.py (or one row saying why there are none)."""
+    conf = os.environ.get("SCRIPTAST_SLURM_CONF")
+    if not conf or not Path(conf).is_file():
+        return [("scriptast run", "not measured: set SCRIPTAST_SLURM_CONF to a test cluster")]
+    env = {**os.environ, "SLURM_CONF": conf}
+    env["PATH"] = f"{Path(SCRIPTAST).parent}:{env['PATH']}"
+    rows: list[tuple[str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="scriptast-run-bench-") as scratch:
+        folder = Path(scratch)
+        slurm_env = folder / "slurm_env.json"
+        probed = subprocess.run([SCRIPTAST, "probe-slurm", "-o", str(slurm_env)], env=env)
+        assert probed.returncode == 0
+        (folder / "many").mkdir()
+        polls = calls_per_poll(folder / "many", slurm_env, env)
+        rows += [
+            ("run: 50 jobs followed, PASSED", f"{polls['passed']:.0f} of {polls['jobs']:.0f}"),
+            ("run: squeue calls / polls (target 1)",
+             f"{polls['calls per poll']:.2f} ({polls['squeue calls']:.0f} calls, "
+             f"{polls['polls']:.0f} polls, the first listing "
+             f"{polls['jobs listed by the first squeue']:.0f} jobs)"),
+            ("run: final-state calls for all 50 (sacct, then scontrol)",
+             f"{polls['final-state calls (sacct, scontrol)']:.0f}"),
+        ]  # fmt: skip
+        (folder / "lines").mkdir()
+        delays = log_delay(folder / "lines", slurm_env, env)
+        rows.append(
+            ("run: log line written -> on the terminal (target <= 1 s)",
+             f"median {statistics.median(delays):.2f} s, max {max(delays):.2f} s, "
+             f"{len(delays)} lines")
+        )  # fmt: skip
+        (folder / "end").mkdir()
+        delay, interval = verdict_delay(folder / "end", slurm_env, env)
+        rows.append(
+            (f"run: job left the queue -> verdict (target <= {interval:g} + 1 s)",
+             f"{delay:.2f} s")
+        )  # fmt: skip
+        (folder / "cpu").mkdir()
+        cpu, wall = run_cpu(folder / "cpu", slurm_env, env)
+        rows.append(
+            ("run: own CPU following a 60 s job (target <= 2% of a core)",
+             f"{100 * cpu / wall:.2f}% ({cpu:.2f} s CPU in {wall:.1f} s)")
+        )  # fmt: skip
+    return rows
+
+
+if __name__ == "__main__":
+    for name, value in section():
+        print(f"{name:70}  {value}")

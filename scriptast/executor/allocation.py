@@ -1,0 +1,171 @@
+"""Persistent allocations: `salloc --no-shell` with the job's own nodes, tasks per node, gres,
+partition and account, named and described so that the next run finds it with one `squeue` and
+reuses it only when those match and its time left covers the job's time limit."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import msgspec
+
+from scriptast.errors import RunError
+from scriptast.executor.slurm_client import SlurmClient
+from scriptast.model.job_spec import SlurmParams
+
+ALLOCATION_NAME = "scriptast.persistent"
+COMMENT_PREFIX = "scriptast:"
+_GRANTED = re.compile(r"Granted job allocation (\d+)")
+_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
+
+
+class AllocationParams(msgspec.Struct, frozen=True, kw_only=True):
+    """What a job needs of an allocation; an allocation is reused only when these are equal."""
+
+    partition: str
+    account: str
+    nodes: int
+    ntasks_per_node: int
+    gres: str | None
+
+    @classmethod
+    def of(cls, params: SlurmParams) -> AllocationParams:
+        """The allocation a job with these Slurm parameters runs in."""
+        return cls(
+            partition=params.partition,
+            account=params.account,
+            nodes=params.nodes,
+            ntasks_per_node=params.ntasks_per_node,
+            gres=params.gres,
+        )
+
+    def differences(self, other: AllocationParams) -> list[str]:
+        """`field a != b` for each parameter that differs."""
+        mine, theirs = msgspec.structs.asdict(self), msgspec.structs.asdict(other)
+        return [f"{k} {theirs[k]} != {mine[k]}" for k in mine if mine[k] != theirs[k]]
+
+
+class Allocation(msgspec.Struct, frozen=True, kw_only=True):
+    """A persistent allocation as squeue shows it."""
+
+    job_id: str
+    state: str
+    time_left: str
+    nodes: str
+    params: AllocationParams | None
+
+    @property
+    def seconds_left(self) -> float | None:
+        """Its time left in seconds; None for UNLIMITED (or what cannot be read)."""
+        return time_seconds(self.time_left)
+
+
+def time_seconds(text: str) -> float | None:
+    """Seconds in Slurm's `[days-][hours:]minutes:seconds`; None for UNLIMITED and the like."""
+    matched = _TIME.match(text.strip())
+    if not matched:
+        return None
+    days, hours, minutes, seconds = (int(g) if g else 0 for g in matched.groups())
+    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+
+
+def list_allocations(client: SlurmClient) -> list[Allocation]:
+    """This user's persistent allocations (one squeue), pending or running."""
+    done = client.run(
+        ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME,
+         "--format", "%i|%T|%L|%N|%k"]
+    )  # fmt: skip
+    if done.code != 0:
+        raise RunError(f"squeue could not list the allocations: {done.last_line()}")
+    found = []
+    for line in done.out.splitlines():
+        parts = line.strip().split("|", 4)
+        if len(parts) == 5 and parts[0]:
+            found.append(
+                Allocation(
+                    job_id=parts[0],
+                    state=parts[1],
+                    time_left=parts[2],
+                    nodes=parts[3],
+                    params=_params(parts[4]),
+                )
+            )
+    return found
+
+
+def _params(comment: str) -> AllocationParams | None:
+    if not comment.startswith(COMMENT_PREFIX):
+        return None
+    try:
+        return msgspec.json.decode(comment[len(COMMENT_PREFIX) :], type=AllocationParams)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
+def choose(
+    allocations: list[Allocation], wanted: AllocationParams, needed_seconds: float
+) -> tuple[Allocation | None, list[str]]:
+    """The running allocation to reuse, or None; and why each other one was not taken."""
+    why = []
+    for allocation in allocations:
+        if allocation.params is None:
+            why.append(f"allocation {allocation.job_id}: not described by scriptast")
+            continue
+        differences = wanted.differences(allocation.params)
+        left = allocation.seconds_left
+        if differences:
+            why.append(f"allocation {allocation.job_id}: {', '.join(differences)}")
+        elif allocation.state != "RUNNING":
+            why.append(f"allocation {allocation.job_id}: {allocation.state}, not running")
+        elif left is not None and left < needed_seconds:
+            why.append(
+                f"allocation {allocation.job_id}: {allocation.time_left} left, the job needs "
+                f"{needed_seconds / 60:g} min"
+            )
+        else:
+            return allocation, why
+    return None, why
+
+
+def salloc_argv(wanted: AllocationParams, time_limit: str) -> list[str]:
+    """`salloc --no-shell` for `wanted`, named and described so that it can be found again."""
+    comment = COMMENT_PREFIX + json.dumps(msgspec.structs.asdict(wanted), separators=(",", ":"))
+    argv = [
+        "salloc", "--no-shell", f"--job-name={ALLOCATION_NAME}", f"--comment={comment}",
+        f"--partition={wanted.partition}", f"--account={wanted.account}",
+        f"--nodes={wanted.nodes}", f"--ntasks-per-node={wanted.ntasks_per_node}",
+        f"--time={time_limit}",
+    ]  # fmt: skip
+    if wanted.gres:
+        argv.append(f"--gres={wanted.gres}")
+    return argv
+
+
+def allocate(client: SlurmClient, wanted: AllocationParams, time_limit: str, wait: float) -> str:
+    """A new allocation's id (salloc returns once it is granted, within `wait` seconds)."""
+    done = client.run(salloc_argv(wanted, time_limit), timeout=wait)
+    granted = _GRANTED.search(done.err + done.out)
+    if done.code != 0 or granted is None:
+        pending = re.search(r"Pending job allocation (\d+)", done.err)
+        if pending:
+            client.cancel([pending.group(1)])
+        raise RunError(f"salloc did not grant an allocation: {done.last_line()}")
+    return granted.group(1)
+
+
+def release(client: SlurmClient, job_ids: list[str]) -> list[str]:
+    """Cancel these persistent allocations (all of this user's when none is named); the ids
+    released. An id that is not a scriptast allocation is refused."""
+    known = {a.job_id for a in list_allocations(client)}
+    chosen = job_ids or sorted(known)
+    unknown = [i for i in chosen if i not in known]
+    if unknown:
+        raise RunError(
+            f"not a persistent allocation of scriptast: {', '.join(unknown)} (see "
+            "'scriptast alloc list')"
+        )
+    if chosen:
+        done = client.cancel(chosen)
+        if done.code != 0:
+            raise RunError(f"scancel did not release {', '.join(chosen)}: {done.last_line()}")
+    return chosen

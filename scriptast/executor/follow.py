@@ -1,0 +1,188 @@
+"""Follow submitted jobs to their verdicts: logs streamed from offsets several times a second,
+one `squeue` for every job per poll (fast at first, slower later, at once when a script prints
+its exit line), hang patterns and timeouts acted on, Ctrl-C and SIGTERM turned into a cancel."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TextIO
+
+from scriptast.executor.followed import Followed
+from scriptast.executor.record import RunRecord
+from scriptast.executor.slurm_client import SlurmClient
+
+TICK = 0.2
+"""Seconds between two reads of the logs: a line reaches the terminal within about this."""
+FIRST_POLL = 0.5
+CANCEL_GRACE = 60.0
+"""After a cancel, how long the jobs may take to leave the queue before they are judged."""
+
+
+def poll_delays(most: float) -> Iterator[float]:
+    """0.5, 1, 2, 4, ... seconds between two squeue calls, at most `most`."""
+    delay = FIRST_POLL
+    while True:
+        yield min(delay, most)
+        delay *= 2
+
+
+class Follower:
+    """Follows jobs until each has a verdict; `status` gets a line at each change of state."""
+
+    def __init__(
+        self,
+        jobs: Sequence[Followed],
+        client: SlurmClient | None,
+        *,
+        poll_max: float,
+        timeouts: dict[str, tuple[float | None, float | None]],
+        status: Callable[[str], None],
+        progress: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.jobs = list(jobs)
+        self.client = client
+        self.poll_max = poll_max
+        self.timeouts = timeouts
+        self.status = status
+        self.progress = progress
+        self.clock = clock
+        self.stop: int | None = None
+        self.cancel_deadline: float | None = None
+        self.polls = 0
+        self._shown: dict[str, str] = {}
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.stop is not None:
+            raise KeyboardInterrupt  # a second Ctrl-C: the cancels were already sent
+        self.stop = signum
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        for each in previous:
+            signal.signal(each, self._on_signal)
+        try:
+            yield
+        finally:
+            for each, handler in previous.items():
+                signal.signal(each, handler)
+
+    def run(self) -> list[RunRecord]:
+        """Follow every job to its end; the records with their verdicts, in the jobs' order."""
+        with self._signals():
+            self._loop()
+        return self._conclude()
+
+    def _loop(self) -> None:
+        delays = poll_delays(self.poll_max)
+        next_poll = self.clock()
+        last_poll = -1.0
+        while True:
+            now = self.clock()
+            waiting = [j for j in self.jobs if not j.finished]
+            if not waiting:
+                return
+            if self.stop is not None and self.cancel_deadline is None:
+                self._cancel_all(waiting, f"interrupted by {signal.Signals(self.stop).name}")
+            if self.cancel_deadline is not None and now > self.cancel_deadline:
+                return
+            for job in waiting:
+                job.stream()
+                job.check()
+                self._act(job, now)
+            ending = any(j.exit_line is not None for j in waiting)
+            if now >= next_poll or (ending and now - last_poll >= FIRST_POLL):
+                self._poll(waiting)
+                last_poll = now
+                next_poll = now + next(delays)
+            self._show_progress(waiting, now)
+            time.sleep(TICK)
+
+    def _poll(self, waiting: list[Followed]) -> None:
+        ids = [i for job in waiting for i in job.slurm_ids()]
+        rows = self.client.queue(ids) if (self.client is not None and ids) else {}
+        self.polls += 1
+        for job in waiting:
+            job.observe(rows)
+            shown = f"{job.record.state}" + (
+                f" ({job.record.reason})" if job.record.reason not in (None, "None", "") else ""
+            )
+            if self._shown.get(job.name) != shown:
+                self._shown[job.name] = shown
+                job.save()
+                ident = f"job {job.record.job_id}" if job.record.job_id else "process"
+                self.status(f"{job.name}: {ident} {shown}")
+
+    def _act(self, job: Followed, now: float) -> None:
+        if job.hang_hit is not None and not job.hung and not job.cancelled:
+            job.hung = True
+            hit = job.hang_hit
+            self.status(f"{job.name}: hang pattern {hit.pattern!r} at line {hit.line_number}: "
+                        "cancelling")  # fmt: skip
+            job.cancel()
+        queue_limit, run_limit = self.timeouts.get(job.name, (None, None))
+        if job.timed_out or job.hung or job.cancelled:
+            return
+        if job.running_since is None:
+            if queue_limit is not None and now - job.started > queue_limit:
+                self._time_out(job, f"still queued after {queue_limit:g} s")
+        elif run_limit is not None and now - job.running_since > run_limit:
+            self._time_out(job, f"still running after {run_limit:g} s")
+
+    def _time_out(self, job: Followed, why: str) -> None:
+        job.timed_out = True
+        job.record.notes += (f"{why}: cancelled by scriptast run",)
+        self.status(f"{job.name}: {why}: cancelling")
+        job.cancel()
+
+    def _cancel_all(self, waiting: list[Followed], why: str) -> None:
+        self.cancel_deadline = self.clock() + CANCEL_GRACE
+        for job in waiting:
+            if not (job.cancelled or job.hung or job.timed_out):
+                job.cancelled = True
+                job.record.notes += (f"{why}: cancelled",)
+                self.status(f"{job.name}: {why}: cancelling")
+                with contextlib.suppress(Exception):
+                    job.cancel()
+
+    def _show_progress(self, waiting: list[Followed], now: float) -> None:
+        if self.progress is None:
+            return
+        parts = []
+        for job in waiting:
+            since = job.running_since if job.running_since is not None else job.started
+            word = "running" if job.running_since is not None else "queued"
+            parts.append(f"{job.name} {word} {_clock(now - since)}")
+        self.progress(" | ".join(parts))
+
+    def _conclude(self) -> list[RunRecord]:
+        if self.progress is not None:
+            self.progress("")
+        finals = {}
+        ids = [j.record.job_id for j in self.jobs if j.record.job_id and not j.record.pid]
+        if self.client is not None and ids:
+            finals = self.client.finals([i for i in ids if i])
+        return [j.conclude(finals.get(j.record.job_id or "")) for j in self.jobs]
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def terminal_progress(target: TextIO | None = None) -> Callable[[str], None] | None:
+    """A one-line progress display rewritten in place, only when stderr is a terminal."""
+    stream = sys.stderr if target is None else target
+    if not stream.isatty():
+        return None
+
+    def show(line: str) -> None:
+        stream.write("\r\x1b[K" + line)
+        stream.flush()
+
+    return show

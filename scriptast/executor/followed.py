@@ -1,0 +1,244 @@
+"""A submitted job while it is followed: its logs (read from offsets), its state, how to cancel it
+and how its end is read. One kind for a batch job, one for a process (docker, or the script run
+inside a persistent allocation)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+
+from scriptast.executor.job_files import LoadedJob
+from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.log_tail import LineSink, LogTail
+from scriptast.executor.record import VERDICT_EXIT, PatternHit, RunRecord
+from scriptast.executor.slurm_client import FINAL_STATES, Final, QueueRow, SlurmClient
+from scriptast.workdir.write import replace_file
+
+EXIT_FILE = "run.exit"
+"""Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
+read it after the process that ran it has gone."""
+Clock = Callable[[], float]
+
+
+def utc_now() -> str:
+    """The time now, ISO 8601 in UTC to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Followed:
+    """What every kind shares: the record, the two logs and their scanners, the flags that
+    decide the verdict, and the record's writes."""
+
+    def __init__(
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        client: SlurmClient | None,
+        write: Callable[[bytes], None],
+        prefix: str | None,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.job = job
+        self.record = record
+        self.client = client
+        self.clock = clock
+        self.started = clock()
+        self.running_since: float | None = None
+        self.hung = self.timed_out = self.cancelled = False
+        self.finished = False
+        self.sinks: list[LineSink] = []
+        self.tails = [self._tail(record.out_log, write, prefix)]
+        if record.err_log and record.err_log != record.out_log:
+            self.tails.append(self._tail(record.err_log, write, prefix))
+
+    def _tail(self, path: str, write: Callable[[bytes], None], prefix: str | None) -> LogTail:
+        spec = self.job.spec
+        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns)
+        sink = LineSink(write, prefix)
+        self.sinks.append(sink)
+        return LogTail(path, scanner, sink)
+
+    @property
+    def name(self) -> str:
+        """The job's name in tables and line prefixes."""
+        return self.job.name
+
+    def stream(self) -> int:
+        """Read what the logs gained; bytes read."""
+        return sum(tail.read() for tail in self.tails)
+
+    @property
+    def hang_hit(self) -> PatternHit | None:
+        """The first hang pattern found in either log."""
+        return next((t.scanner.hang_hit for t in self.tails if t.scanner.hang_hit), None)
+
+    @property
+    def exit_line(self) -> int | None:
+        """The exit code the script's own last line printed, if it has."""
+        return self.tails[0].scanner.exit_code
+
+    def save(self) -> None:
+        """Write run.json (whole or not at all)."""
+        from scriptast.executor.record import RUN_FILE, encode_record
+
+        replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record))
+
+    def slurm_ids(self) -> list[str]:
+        """The Slurm jobs this one is watched by in the shared squeue."""
+        return []
+
+    def observe(self, rows: dict[str, QueueRow] | None) -> None:
+        """Take this poll's squeue rows (None: squeue failed, nothing is known this time)."""
+
+    def check(self) -> None:
+        """Notice, without Slurm, that the job ended (a process job's process)."""
+
+    def cancel(self) -> None:
+        """Stop the job (and only it)."""
+        raise NotImplementedError
+
+    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+        """(state, exit code, where they were read) once the job is over."""
+        raise NotImplementedError
+
+    def conclude(self, final: Final | None) -> RunRecord:
+        """Drain the logs, judge, and record the verdict."""
+        self.stream()
+        for tail in self.tails:
+            tail.scanner.close()
+        for sink in self.sinks:
+            sink.flush()
+        state, code, source = self.end(final)
+        scanners = [t.scanner for t in self.tails]
+        success = tuple(h for s in scanners for h in s.success_hits)
+        verdict = judge(
+            state=state,
+            exit_code=code,
+            hung=self.hung,
+            timed_out=self.timed_out,
+            cancelled=self.cancelled,
+            success_patterns=self.job.spec.success_patterns,
+            success_found=bool(success),
+        )
+        record = self.record
+        record.state = state or record.state
+        record.exit_code = code
+        record.final_state_source = source
+        record.verdict = verdict
+        record.verdict_exit_code = VERDICT_EXIT[verdict]
+        record.finished_at = utc_now()
+        record.elapsed_seconds = round(self.clock() - self.started, 1)
+        record.success_hits = success
+        record.failure_hits = tuple(h for s in scanners for h in s.failure_hits)
+        record.hang_hit = self.hang_hit
+        record.last_lines = tuple(line for s in scanners for line in s.last_lines)[-30:]
+        self.save()
+        return record
+
+
+class BatchFollowed(Followed):
+    """A job submitted with sbatch: followed in the shared squeue, ended by Slurm."""
+
+    def slurm_ids(self) -> list[str]:
+        return [self.record.job_id] if self.record.job_id else []
+
+    def observe(self, rows: dict[str, QueueRow] | None) -> None:
+        job_id = self.record.job_id
+        if rows is None or job_id is None:
+            return
+        row = rows.get(job_id)
+        if row is None:
+            self.finished = True  # the controller no longer holds it
+            return
+        if row.state == "RUNNING" and self.running_since is None:
+            self.running_since = self.clock()
+        self.record.state, self.record.reason = row.state, row.reason
+        self.finished = row.state in FINAL_STATES
+
+    def cancel(self) -> None:
+        assert self.client is not None and self.record.job_id
+        self.client.cancel([self.record.job_id])
+
+    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+        if final is not None:
+            return final.state, final.exit_code, final.source
+        if self.exit_line is not None:
+            return self.record.state, self.exit_line, "the script's exit line"
+        return self.record.state, None, None
+
+
+class ProcessFollowed(Followed):
+    """A job this machine runs as a process: docker_cmd.sh, or the batch script inside a
+    persistent allocation. Its exit code is the process's own (written to run.exit, so that
+    `watch` from another process reads it too)."""
+
+    process: subprocess.Popen[bytes] | None = None
+
+    def slurm_ids(self) -> list[str]:
+        return [self.record.allocation_id] if self.record.allocation_id else []
+
+    def observe(self, rows: dict[str, QueueRow] | None) -> None:
+        alloc = self.record.allocation_id
+        if rows is not None and alloc and alloc not in rows:
+            self.record.notes += (f"allocation {alloc} ended while the job ran",)
+
+    def _exit_file(self) -> str:
+        return os.path.join(self.job.work_dir, EXIT_FILE)
+
+    def check(self) -> None:
+        if self.running_since is None:
+            self.running_since = self.started
+        process = self.process
+        if process is not None:
+            if process.poll() is not None:
+                self.finished = True
+            return
+        pid = self.record.pid
+        if pid is None or not _alive(pid):
+            self.finished = True
+
+    def cancel(self) -> None:
+        if self.record.container_name:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(
+                    ["docker", "kill", self.record.container_name],
+                    capture_output=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                )
+        if self.client is not None and self.record.allocation_id:
+            steps = self.client.steps(self.record.allocation_id)
+            if steps:
+                self.client.cancel(steps)
+        if self.record.pid is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.record.pid, signal.SIGTERM)
+
+    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+        code: int | None = None
+        source: str | None = None
+        process = self.process
+        if process is not None:
+            returned = process.wait()
+            code = 128 - returned if returned < 0 else returned
+            source = "the process's exit code"
+        with contextlib.suppress(OSError, ValueError), open(self._exit_file()) as stream:
+            code, source = int(stream.read().strip()), "the process's exit code"
+        if code is None and self.exit_line is not None:
+            code, source = self.exit_line, "the script's exit line"
+        state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
+        return state, code, source
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

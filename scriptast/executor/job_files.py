@@ -1,0 +1,161 @@
+"""What `run` reads of a work_dir before it submits: job_spec.json through the type that wrote it,
+the digests of the files written with it, and the log files the script's `#SBATCH` header names."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import stat
+
+import msgspec
+
+from scriptast.errors import RunError
+from scriptast.model.job_spec import JobSpec
+from scriptast.readers.readback import sbatch_tokens
+from scriptast.readers.sbatch_header import scan_header
+
+JOB_SPEC = "job_spec.json"
+MOST_BYTES = 64 * 1024 * 1024
+"""A job_spec.json or script larger than this is not one emit wrote."""
+
+
+class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A work_dir's job as emit wrote it: the manifest and the script it names (local path)."""
+
+    work_dir: str
+    spec: JobSpec
+    script: str
+
+    @property
+    def name(self) -> str:
+        """The job's short name in tables and prefixes: the work_dir's last component."""
+        return posixpath.basename(self.work_dir.rstrip("/")) or self.work_dir
+
+
+def read_regular(path: str, what: str) -> bytes:
+    """The bytes of a regular file of at most MOST_BYTES (never a FIFO or a device: no
+    blocking open), or RunError naming it."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise RunError(f"no {what} at {path}") from None
+    except OSError as error:
+        raise RunError(f"cannot read {what} {path}: {error.strerror}") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise RunError(f"{what} {path} is not a regular file")
+        if info.st_size > MOST_BYTES:
+            raise RunError(f"{what} {path} is larger than {MOST_BYTES // 2**20} MiB")
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def load_job(work_dir: str) -> LoadedJob:
+    """work_dir's job_spec.json as a JobSpec, or RunError: missing, unreadable, or not written
+    by this version of scriptast (then: emit it again)."""
+    folder = os.path.abspath(work_dir)
+    if not os.path.isdir(folder):
+        raise RunError(f"work_dir {folder} is not a folder: give the work_dir that emit wrote")
+    path = posixpath.join(folder, JOB_SPEC)
+    if not os.path.lexists(path):
+        raise RunError(
+            f"no {JOB_SPEC} in {folder}: write the job first (scriptast emit ... --work-dir "
+            f"{folder})"
+        )
+    data = read_regular(path, JOB_SPEC)
+    try:
+        spec = msgspec.json.decode(data, type=JobSpec)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        raise RunError(
+            f"{path} was not written by this version of scriptast ({error}); emit the job "
+            "again with this version"
+        ) from None
+    if not spec.files:
+        raise RunError(
+            f"{path} lists no file digests (an older scriptast wrote it); emit the job again"
+        )
+    script = spec.script_path or posixpath.join(folder, spec.script_name)
+    return LoadedJob(work_dir=folder, spec=spec, script=script)
+
+
+def torn_files(job: LoadedJob) -> list[str]:
+    """The files of job_spec's `files` that are missing or no longer hold what emit wrote."""
+    torn = []
+    for name, digest in sorted(job.spec.files.items()):
+        path = posixpath.join(job.work_dir, name)
+        try:
+            data = read_regular(path, name)
+        except RunError:
+            torn.append(f"{name} (missing or unreadable)")
+            continue
+        if hashlib.sha256(data).hexdigest() != digest:
+            torn.append(f"{name} (changed since emit)")
+    return torn
+
+
+class LogNames(msgspec.Struct, frozen=True, kw_only=True):
+    """The `--output`/`--error` file names of a batch script as written (`%j` still in them);
+    `error` None: stderr goes to the output file."""
+
+    output: str
+    error: str | None
+    job_name: str | None
+
+
+_OPTIONS = {
+    "--output": "output",
+    "-o": "output",
+    "--error": "error",
+    "-e": "error",
+    "--job-name": "job_name",
+    "-J": "job_name",
+}
+
+
+def log_names(script_text: str, submit_dir: str) -> LogNames:
+    """The log files sbatch will write for this script, read from its `#SBATCH` header (the
+    last of a repeated option wins, as in sbatch); `slurm-%j.out` in `submit_dir` without one."""
+    found: dict[str, str] = {}
+    for _, line in scan_header(script_text).directives:
+        tokens = sbatch_tokens(line[len("#SBATCH") :])
+        for index, token in enumerate(tokens):
+            name, equals, value = token.partition("=")
+            if name in _OPTIONS and equals:
+                found[_OPTIONS[name]] = value
+            elif token in _OPTIONS and index + 1 < len(tokens):
+                found[_OPTIONS[token]] = tokens[index + 1]
+            elif token[:2] in ("-o", "-e", "-J") and len(token) > 2:
+                found[_OPTIONS[token[:2]]] = token[2:]
+    output = found.get("output", "slurm-%j.out")
+    error = found.get("error")
+
+    def absolute(name: str) -> str:
+        return name if name.startswith("/") else posixpath.join(submit_dir, name)
+
+    return LogNames(
+        output=absolute(output),
+        error=absolute(error) if error else None,
+        job_name=found.get("job_name"),
+    )
+
+
+def log_path(name: str, job_id: str, job_name: str) -> str:
+    """A log file name with sbatch's `%j`, `%x` and `%%` filled in (other `%` tokens stay)."""
+    out = []
+    index = 0
+    while index < len(name):
+        char = name[index]
+        following = name[index + 1] if index + 1 < len(name) else ""
+        if char == "%" and following in "jAx%" and following:
+            out.append({"j": job_id, "A": job_id, "x": job_name, "%": "%"}[following])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)

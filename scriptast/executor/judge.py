@@ -1,0 +1,118 @@
+"""The verdict: a log read line by line as it streams (patterns, the script's exit line, the last
+lines), and the rule that turns a final state, an exit code and those findings into a Verdict."""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+
+from scriptast.executor.record import PatternHit, Verdict
+
+HANG_PATTERNS = ("hang detected",)
+"""Found in a log (case-insensitively), the job is hung: TRT-LLM's hang detector prints this."""
+MOST_HITS = 20
+LAST_LINES = 30
+MOST_LINE = 400
+EXIT_LINE = re.compile(r"^[A-Za-z][\w ]* finished with exit code (\d+)\s*$")
+"""The line every script emit writes prints last (`Bench finished with exit code 0`)."""
+
+
+class LogScanner:
+    """Reads one log's bytes as they come: success, failure and hang patterns with their lines,
+    the script's last exit line, and the last lines. Never needs the file again."""
+
+    def __init__(
+        self,
+        log: str,
+        success: Sequence[str],
+        failure: Sequence[str],
+        hang: Sequence[str] = HANG_PATTERNS,
+    ) -> None:
+        self.log = log
+        self.success = tuple(success)
+        self.failure = tuple(failure)
+        self.hang = tuple(p.lower() for p in hang)
+        self.success_hits: list[PatternHit] = []
+        self.failure_hits: list[PatternHit] = []
+        self.hang_hit: PatternHit | None = None
+        self.exit_code: int | None = None
+        self.last_lines: deque[str] = deque(maxlen=LAST_LINES)
+        self.line_number = 0
+        self._partial = b""
+
+    def feed(self, data: bytes) -> None:
+        """Take the next bytes of the log; complete lines are read now."""
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            self._line(line.decode("utf-8", "replace").rstrip("\r"))
+
+    def close(self) -> None:
+        """The log is complete: read its last line even without a newline."""
+        if self._partial:
+            self._line(self._partial.decode("utf-8", "replace"))
+            self._partial = b""
+
+    def _line(self, line: str) -> None:
+        self.line_number += 1
+        shown = line[:MOST_LINE]
+        self.last_lines.append(shown)
+        for pattern in self.success:
+            if pattern in line and len(self.success_hits) < MOST_HITS:
+                self.success_hits.append(self._hit(pattern, shown))
+        for pattern in self.failure:
+            if pattern in line and len(self.failure_hits) < MOST_HITS:
+                self.failure_hits.append(self._hit(pattern, shown))
+        if self.hang_hit is None and self.hang:
+            lowered = line.lower()
+            for pattern in self.hang:
+                if pattern in lowered:
+                    self.hang_hit = self._hit(pattern, shown)
+        matched = EXIT_LINE.match(line)
+        if matched:
+            self.exit_code = int(matched.group(1))
+
+    def _hit(self, pattern: str, line: str) -> PatternHit:
+        return PatternHit(pattern=pattern, log=self.log, line_number=self.line_number, line=line)
+
+
+FAILURE_STATES = frozenset({"FAILED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT"})
+
+
+def judge(
+    *,
+    state: str | None,
+    exit_code: int | None,
+    hung: bool,
+    timed_out: bool,
+    cancelled: bool,
+    success_patterns: Sequence[str],
+    success_found: bool,
+) -> Verdict:
+    """The first verdict that applies, in order: HANG, TIMEOUT (ours or Slurm's),
+    OUT_OF_MEMORY, NODE_FAIL, CANCELLED, FAILED (exit code not 0), INCONCLUSIVE (exit 0 but no
+    success pattern in the log, or no exit code at all), PASSED. Failure patterns never
+    decide: they are evidence.
+
+    >>> judge(state="COMPLETED", exit_code=0, hung=False, timed_out=False, cancelled=False,
+    ...       success_patterns=("passed",), success_found=False)
+    <Verdict.INCONCLUSIVE: 'INCONCLUSIVE'>
+    """
+    if hung:
+        return Verdict.HANG
+    if timed_out or state == "TIMEOUT":
+        return Verdict.TIMEOUT
+    if state == "OUT_OF_MEMORY":
+        return Verdict.OUT_OF_MEMORY
+    if state == "NODE_FAIL":
+        return Verdict.NODE_FAIL
+    if cancelled or (state or "").startswith(("CANCELLED", "PREEMPTED", "REVOKED")):
+        return Verdict.CANCELLED
+    code = 0 if exit_code is None and state == "COMPLETED" else exit_code
+    if (code is not None and code != 0) or state in FAILURE_STATES:
+        return Verdict.FAILED
+    if code is None:
+        return Verdict.INCONCLUSIVE  # no state, no exit code: nothing says it passed
+    if success_patterns and not success_found:
+        return Verdict.INCONCLUSIVE
+    return Verdict.PASSED

@@ -1,0 +1,93 @@
+"""The run record (`run.json` beside job_spec.json) and the verdicts, as types: what was submitted,
+where its logs are, the state it reached and the verdict, with each verdict's exit code."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import msgspec
+
+RUN_FILE = "run.json"
+RECORD_VERSION = 1
+
+
+class Verdict(StrEnum):
+    """How a job ended, in the order they are judged (the first that applies wins)."""
+
+    HANG = "HANG"
+    TIMEOUT = "TIMEOUT"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+    NODE_FAIL = "NODE_FAIL"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    PASSED = "PASSED"
+
+
+VERDICT_EXIT = {
+    Verdict.PASSED: 0,
+    Verdict.FAILED: 10,
+    Verdict.INCONCLUSIVE: 11,
+    Verdict.CANCELLED: 12,
+    Verdict.NODE_FAIL: 13,
+    Verdict.OUT_OF_MEMORY: 14,
+    Verdict.TIMEOUT: 15,
+    Verdict.HANG: 16,
+}
+"""`scriptast run`'s exit code for each verdict (several jobs: the first verdict in judging
+order among theirs). Bad input is 2, a submitted `--detach` run 0."""
+
+
+class PatternHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A line of the log where a pattern was found: evidence, not the verdict."""
+
+    pattern: str
+    log: str
+    line_number: int
+    line: str
+
+
+class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One submission of a work_dir's job and what became of it. `job_id` is Slurm's job (the
+    allocation's, for a job run inside a persistent allocation); `pid` is the local process
+    that runs the job (docker, or the script inside an allocation) on `host`."""
+
+    version: int
+    work_dir: str
+    execution_scenario: str
+    script: str
+    submitted_at: str
+    submit_command: tuple[str, ...]
+    out_log: str
+    err_log: str | None = None
+    job_id: str | None = None
+    allocation_id: str | None = None
+    container_name: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    state: str = "SUBMITTED"
+    reason: str | None = None
+    exit_code: int | None = None
+    final_state_source: str | None = None
+    verdict: Verdict | None = None
+    verdict_exit_code: int | None = None
+    finished_at: str | None = None
+    elapsed_seconds: float | None = None
+    success_hits: tuple[PatternHit, ...] = ()
+    failure_hits: tuple[PatternHit, ...] = ()
+    hang_hit: PatternHit | None = None
+    last_lines: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    remote_host: str | None = None
+    remote_out_log: str | None = None
+    remote_err_log: str | None = None
+
+    @property
+    def live(self) -> bool:
+        """Submitted and not yet judged."""
+        return self.verdict is None
+
+
+def encode_record(record: RunRecord) -> str:
+    """run.json's text: indented, deterministic JSON with a final newline."""
+    return msgspec.json.format(msgspec.json.encode(record), indent=2).decode() + "\n"

@@ -1,0 +1,249 @@
+"""`scriptast run`, `watch` and `cancel` over work_dirs: load, check, submit, follow, judge and
+report; the command line only parses flags and prints what these return."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import socket
+import sys
+from collections.abc import Callable, Sequence
+
+import msgspec
+
+from scriptast.errors import RunError
+from scriptast.executor.follow import Follower, terminal_progress
+from scriptast.executor.followed import BatchFollowed, Followed, ProcessFollowed
+from scriptast.executor.job_files import LoadedJob, load_job, read_regular
+from scriptast.executor.record import RUN_FILE, RunRecord
+from scriptast.executor.report import as_json, exit_code, summary, table
+from scriptast.executor.slurm_client import FINAL_STATES, SlurmClient
+from scriptast.executor.submit import (
+    RunOptions,
+    Writer,
+    dry_run_commands,
+    submit,
+    timeouts,
+)
+from scriptast.executor.transport import LocalTransport, Transport
+
+
+class Console(msgspec.Struct, frozen=True):
+    """Where `run` writes: the logs (bytes), status lines, and the result."""
+
+    log: Callable[[bytes], None]
+    status: Callable[[str], None]
+    result: Callable[[str], None]
+    progress: Callable[[str], None] | None
+
+    @classmethod
+    def standard(cls, json_output: bool) -> Console:
+        """Logs and the human result on stdout; with --json, logs on stderr and only the
+        JSON on stdout. Status lines on stderr; a progress line only on a terminal."""
+        log_stream = sys.stderr.buffer if json_output else sys.stdout.buffer
+
+        def log(data: bytes) -> None:
+            log_stream.write(data)
+            log_stream.flush()
+
+        def status(line: str) -> None:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+        def result(text: str) -> None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+        return cls(log=log, status=status, result=result, progress=terminal_progress())
+
+
+def load_jobs(work_dirs: Sequence[str]) -> list[LoadedJob]:
+    """Each work_dir's job once (the same folder under two spellings is one)."""
+    jobs: dict[str, LoadedJob] = {}
+    for work_dir in work_dirs:
+        job = load_job(work_dir)
+        jobs.setdefault(os.path.realpath(job.work_dir), job)
+    return list(jobs.values())
+
+
+def read_record(work_dir: str) -> RunRecord | None:
+    """work_dir's run.json, None when there is none; RunError when it cannot be read."""
+    path = posixpath.join(work_dir, RUN_FILE)
+    if not os.path.lexists(path):
+        return None
+    try:
+        return msgspec.json.decode(read_regular(path, RUN_FILE), type=RunRecord)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        raise RunError(f"{path} is not a run record this scriptast reads: {error}") from None
+
+
+def _needs_slurm(jobs: Sequence[LoadedJob]) -> bool:
+    return any(j.spec.execution_scenario != "local_docker" for j in jobs)
+
+
+def _client(jobs: Sequence[LoadedJob], transport: Transport | None) -> SlurmClient | None:
+    if not _needs_slurm(jobs):
+        return None
+    return SlurmClient(transport or LocalTransport())
+
+
+def reattach(
+    job: LoadedJob, record: RunRecord, client: SlurmClient | None, writer: Writer
+) -> Followed:
+    """A Followed for a job another `scriptast run` submitted (run.json says what and where)."""
+    if record.pid is not None:
+        if record.host not in (None, socket.gethostname()):
+            raise RunError(
+                f"{job.work_dir}: its process {record.pid} runs on {record.host}; watch it there"
+            )
+        return ProcessFollowed(job, record, client, writer.write, writer.prefix)
+    return BatchFollowed(job, record, client, writer.write, writer.prefix)
+
+
+def live(followed: Followed, client: SlurmClient | None) -> bool:
+    """The recorded job is still queued or running."""
+    if followed.record.verdict is not None:
+        return False
+    if followed.record.pid is not None:
+        followed.check()
+        return not followed.finished
+    if client is None or not followed.record.job_id:
+        return False
+    rows = client.queue([followed.record.job_id])
+    row = (rows or {}).get(followed.record.job_id)
+    return rows is None or (row is not None and row.state not in FINAL_STATES)
+
+
+def _refuse_live(jobs: Sequence[LoadedJob], client: SlurmClient | None, console: Console) -> None:
+    for job in jobs:
+        record = read_record(job.work_dir)
+        if record is None or record.verdict is not None:
+            continue
+        followed = reattach(job, record, client, Writer(write=console.log, prefix=None))
+        if live(followed, client):
+            ident = f"job {record.job_id}" if record.job_id else f"process {record.pid}"
+            raise RunError(
+                f"{job.work_dir} already has a live run ({ident}, {record.state}): follow it "
+                f"with 'scriptast watch {job.work_dir}', cancel it with 'scriptast cancel "
+                f"{job.work_dir}', or start another with --again"
+            )
+
+
+def _writer(console: Console, job: LoadedJob, many: bool) -> Writer:
+    return Writer(write=console.log, prefix=f"[{job.name}] " if many else None)
+
+
+def follow_and_report(
+    followed: list[Followed],
+    client: SlurmClient | None,
+    options: RunOptions,
+    console: Console,
+    json_output: bool,
+) -> int:
+    """Follow the jobs to their verdicts and print the result; the exit code."""
+    follower = Follower(
+        followed,
+        client,
+        poll_max=options.poll_max,
+        timeouts={f.name: timeouts(f.job, options) for f in followed},
+        status=console.status,
+        progress=console.progress,
+    )
+    records = follower.run()
+    many = len(records) > 1
+    if json_output:
+        console.result(as_json(records, many))
+    elif many:
+        console.result("".join(summary(r) for r in records if r.verdict != "PASSED"))
+        console.result(table(records))
+    else:
+        console.result(summary(records[0]))
+    return exit_code(records)
+
+
+def run_work_dirs(
+    work_dirs: Sequence[str],
+    options: RunOptions,
+    *,
+    json_output: bool = False,
+    console: Console | None = None,
+    transport: Transport | None = None,
+) -> int:
+    """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
+    console = console or Console.standard(json_output)
+    jobs = load_jobs(work_dirs)
+    if options.dry_run:
+        import shlex
+
+        for job in jobs:
+            for argv in dry_run_commands(job, options):
+                console.result(shlex.join(argv) + "\n")
+        return 0
+    client = _client(jobs, transport)
+    if not options.again:
+        _refuse_live(jobs, client, console)
+    many = len(jobs) > 1
+    followed: list[Followed] = []
+    failed: list[str] = []
+    for job in jobs:
+        try:
+            followed.append(submit(job, client, options, _writer(console, job, many)))
+        except RunError as error:
+            if not many:
+                raise
+            failed.append(f"{job.work_dir}: {error}")
+            console.status(f"error: {job.work_dir}: {error}")
+    for each in followed:
+        ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
+        console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
+    if options.detach:
+        return 2 if failed else 0
+    code = follow_and_report(followed, client, options, console, json_output) if followed else 0
+    return 2 if failed and code == 0 else code
+
+
+def _recorded(work_dirs: Sequence[str]) -> list[tuple[LoadedJob, RunRecord]]:
+    found = []
+    for job in load_jobs(work_dirs):
+        record = read_record(job.work_dir)
+        if record is None:
+            raise RunError(f"{job.work_dir} has no run.json: submit it with 'scriptast run'")
+        found.append((job, record))
+    return found
+
+
+def watch_work_dirs(
+    work_dirs: Sequence[str],
+    options: RunOptions,
+    *,
+    json_output: bool = False,
+    console: Console | None = None,
+    transport: Transport | None = None,
+    cancel: bool = False,
+) -> int:
+    """`scriptast watch` (re-attach to recorded runs) and `scriptast cancel` (cancel, then
+    follow them to their verdicts). A judged run is reported as recorded."""
+    console = console or Console.standard(json_output)
+    recorded = _recorded(work_dirs)
+    client = _client([job for job, _ in recorded], transport)
+    many = len(recorded) > 1
+    open_runs: list[Followed] = []
+    done: list[RunRecord] = []
+    for job, record in recorded:
+        if record.verdict is not None:
+            done.append(record)
+            continue
+        followed = reattach(job, record, client, _writer(console, job, many))
+        if cancel:
+            followed.cancelled = True
+            followed.record.notes += ("cancelled by scriptast cancel",)
+            followed.cancel()
+        open_runs.append(followed)
+    code = follow_and_report(open_runs, client, options, console, json_output) if open_runs else 0
+    if done:
+        if json_output:
+            console.result(as_json(done, many))
+        else:
+            console.result("".join(summary(r) for r in done))
+        code = code or exit_code(done)
+    return code

@@ -1,0 +1,326 @@
+"""The executor's rules without a cluster: verdicts, the log scanner, log names, Slurm's answers
+read (sacct, scontrol, squeue), one squeue per poll for many jobs, allocations, bad work_dirs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from scriptast.errors import RunError
+from scriptast.executor.allocation import Allocation, AllocationParams, choose, time_seconds
+from scriptast.executor.follow import Follower, poll_delays
+from scriptast.executor.followed import BatchFollowed
+from scriptast.executor.job_files import LoadedJob, load_job, log_names, log_path
+from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.record import RECORD_VERSION, RunRecord, Verdict
+from scriptast.executor.report import exit_code
+from scriptast.executor.slurm_client import SlurmClient, parse_exit_code
+from scriptast.executor.submit import container_name, parse_seconds
+from scriptast.executor.transport import Completed
+from tests.run_site import SCRIPTAST
+
+# What Slurm 22.05 prints for these commands (format of `sacct -n -P -X -o JobID,State,ExitCode`,
+# `scontrol show job -o`, `squeue -h -t all -o '%i|%T|%r|%M|%L|%N'`), as recorded on a cluster.
+SACCT = "4101|COMPLETED|0:0\n4102|FAILED|3:0\n4103|CANCELLED by 1000|0:15\n4104|TIMEOUT|0:0\n"
+SCONTROL = (
+    "JobId=4102 JobName=x UserId=root(0) JobState=FAILED Reason=NonZeroExitCode "
+    "ExitCode=3:0 RunTime=00:00:02\n"
+    "JobId=4105 JobName=y UserId=root(0) JobState=OUT_OF_MEMORY Reason=OutOfMemory "
+    "ExitCode=0:125 RunTime=00:01:02\n"
+)
+
+
+class FakeTransport:
+    """Answers Slurm's commands from a table and counts the calls."""
+
+    where = "a fake cluster"
+
+    def __init__(self, answers: dict[str, Completed]) -> None:
+        self.answers = answers
+        self.calls: list[list[str]] = []
+
+    def run(
+        self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+    ) -> Completed:
+        self.calls.append(list(argv))
+        return self.answers.get(argv[0], Completed(code=1, out="", err="not here"))
+
+
+@pytest.mark.parametrize(
+    ("state", "code", "flags", "success", "verdict"),
+    [
+        ("COMPLETED", 0, {"hung": True}, True, Verdict.HANG),
+        ("TIMEOUT", 0, {}, True, Verdict.TIMEOUT),
+        ("RUNNING", None, {"timed_out": True}, False, Verdict.TIMEOUT),
+        ("OUT_OF_MEMORY", 0, {}, True, Verdict.OUT_OF_MEMORY),
+        ("NODE_FAIL", 1, {}, False, Verdict.NODE_FAIL),
+        ("CANCELLED", 0, {}, True, Verdict.CANCELLED),
+        ("COMPLETED", 0, {"cancelled": True}, True, Verdict.CANCELLED),
+        ("FAILED", 3, {}, True, Verdict.FAILED),
+        ("COMPLETED", 0, {}, False, Verdict.INCONCLUSIVE),
+        (None, None, {}, False, Verdict.INCONCLUSIVE),
+        ("COMPLETED", None, {}, True, Verdict.PASSED),
+        ("COMPLETED", 0, {}, True, Verdict.PASSED),
+    ],
+)
+def test_the_first_verdict_that_applies_wins(
+    state: str | None, code: int | None, flags: dict[str, bool], success: bool, verdict: Verdict
+) -> None:
+    given = {"hung": False, "timed_out": False, "cancelled": False, **flags}
+    assert (
+        judge(
+            state=state,
+            exit_code=code,
+            success_patterns=("passed",),
+            success_found=success,
+            **given,
+        )
+        is verdict
+    )
+
+
+def test_no_success_pattern_to_look_for_passes_on_exit_0() -> None:
+    assert judge(state="COMPLETED", exit_code=0, hung=False, timed_out=False, cancelled=False,
+                 success_patterns=(), success_found=False) is Verdict.PASSED  # fmt: skip
+
+
+def test_the_scanner_reads_lines_across_reads_and_keeps_evidence() -> None:
+    scanner = LogScanner("/log", ["passed"], ["FAILED", "Error"])
+    scanner.feed(b"0: collected 4 items\n0: test_a FAI")
+    scanner.feed(b"LED\n0: 1 failed, 3 pas")
+    assert scanner.success_hits == []  # the line is not complete yet
+    scanner.feed(b"sed in 2s\r\nNCCL watchdog: HANG DETECTED\nTest finished with exit code 1\n")
+    scanner.close()
+    assert [(h.pattern, h.line_number) for h in scanner.failure_hits] == [("FAILED", 2)]
+    assert [(h.pattern, h.line) for h in scanner.success_hits] == [
+        ("passed", "0: 1 failed, 3 passed in 2s")
+    ]
+    assert scanner.hang_hit is not None and scanner.hang_hit.line_number == 4
+    assert scanner.exit_code == 1
+    assert list(scanner.last_lines)[-1] == "Test finished with exit code 1"
+
+
+def test_a_ranks_exit_line_is_not_the_scripts() -> None:
+    scanner = LogScanner("/log", [], [])
+    scanner.feed(b"0: Rank0 Custom command finished with exit code 0\n")
+    assert scanner.exit_code is None
+    scanner.feed(b"Custom job finished with exit code 2\n")
+    assert scanner.exit_code == 2
+
+
+def test_log_names_are_read_as_sbatch_reads_the_header() -> None:
+    ours = "#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH --output=/w/x_%j.out\n#SBATCH --error=/w/x_%j.err\n"
+    names = log_names(ours, "/submit")
+    assert (names.output, names.error, names.job_name) == ("/w/x_%j.out", "/w/x_%j.err", "x")
+    theirs = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH -J perf\n#SBATCH -o /w/slurm-%j.out\nexport A=1\n#SBATCH -e late\n"
+    names = log_names(theirs, "/submit")
+    assert (names.output, names.error, names.job_name) == ("/w/slurm-%j.out", None, "perf")
+    assert log_names("#!/bin/bash\necho hi\n", "/submit").output == "/submit/slurm-%j.out"
+    assert log_path("/w/%x_%j_100%%.out", "42", "job") == "/w/job_42_100%.out"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"), [("0:0", 0), ("3:0", 3), ("0:15", 143), ("1:9", 1), ("", None)]
+)
+def test_slurm_exit_codes_read_as_a_shell_reports_them(text: str, code: int | None) -> None:
+    assert parse_exit_code(text) == code
+
+
+def test_durations_and_slurm_times() -> None:
+    assert [parse_seconds(t) for t in ("90", "90s", "5m", "2h", "01:00:00", "1-00:00:00")] == [
+        90.0, 90.0, 300.0, 7200.0, 3600.0, 86400.0,
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_seconds("soon")
+    assert time_seconds("3:59:57") == 14397.0 and time_seconds("UNLIMITED") is None
+    assert list(zip(range(7), poll_delays(10.0), strict=False))[-1] == (6, 10.0)
+
+
+def test_final_states_come_from_sacct_then_scontrol() -> None:
+    transport = FakeTransport({
+        "sacct": Completed(code=0, out=SACCT, err=""),
+        "scontrol": Completed(code=0, out=SCONTROL, err=""),
+    })  # fmt: skip
+    finals = SlurmClient(transport).finals(["4101", "4102", "4103", "4104", "4105"])
+    assert {k: (v.state, v.exit_code, v.source) for k, v in finals.items()} == {
+        "4101": ("COMPLETED", 0, "sacct"),
+        "4102": ("FAILED", 3, "sacct"),
+        "4103": ("CANCELLED", 143, "sacct"),
+        "4104": ("TIMEOUT", 0, "sacct"),
+        "4105": ("OUT_OF_MEMORY", 253, "scontrol"),
+    }
+    assert [c[0] for c in transport.calls] == ["sacct", "scontrol"]
+    off = FakeTransport({
+        "sacct": Completed(code=1, out="", err="Slurm accounting storage is disabled"),
+        "scontrol": Completed(code=0, out=SCONTROL, err=""),
+    })  # fmt: skip
+    assert SlurmClient(off).finals(["4102"])["4102"].source == "scontrol"
+
+
+def test_squeue_answers_read() -> None:
+    rows = "7|PENDING|Priority|0:00|1:00:00|\n8|COMPLETING|None|0:10|0:50|n1\n"
+    ok = SlurmClient(FakeTransport({"squeue": Completed(code=0, out=rows, err="")}))
+    found = ok.queue(["8", "7"])
+    assert found is not None and found["7"].reason == "Priority" and found["8"].nodes == "n1"
+    gone = Completed(code=1, out="", err="slurm_load_jobs error: Invalid job id specified")
+    assert SlurmClient(FakeTransport({"squeue": gone})).queue(["9"]) == {}
+    down = Completed(code=1, out="", err="Unable to contact slurm controller")
+    assert SlurmClient(FakeTransport({"squeue": down})).queue(["9"]) is None
+    accepted = Completed(code=0, out="4242;cluster\n", err="")
+    assert SlurmClient(FakeTransport({"sbatch": accepted})).submit("/x.slurm", "/") == "4242"
+    refused = Completed(code=1, out="", err="sbatch: error: invalid partition specified: q\n")
+    with pytest.raises(RunError, match=r"sbatch refused /x\.slurm: sbatch: error: invalid"):
+        SlurmClient(FakeTransport({"sbatch": refused})).submit("/x.slurm", "/")
+
+
+def _job(tmp_path: Path, name: str) -> LoadedJob:
+    from scriptast.model.job_spec import JobSpec
+
+    spec = JobSpec(
+        workflow_type="bench", model_name="m", execution_scenario="local_slurm",
+        docker_image="i", script_name="m.slurm", log_file_pattern="m_%j.out",
+        success_patterns=("token/s",), failure_patterns=("Error",), extra_files=(),
+        files={"m.slurm": "0"},
+    )  # fmt: skip
+    work = tmp_path / name
+    work.mkdir()
+    return LoadedJob(work_dir=str(work), spec=spec, script=str(work / "m.slurm"))
+
+
+def _followed(job: LoadedJob, job_id: str, client: SlurmClient) -> BatchFollowed:
+    record = RunRecord(
+        version=RECORD_VERSION, work_dir=job.work_dir, execution_scenario="local_slurm",
+        script=job.script, submitted_at="now", submit_command=(), job_id=job_id,
+        out_log=f"{job.work_dir}/m_{job_id}.out",
+    )  # fmt: skip
+    return BatchFollowed(job, record, client, lambda data: None, None)
+
+
+def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
+    ids = [str(5000 + n) for n in range(50)]
+
+    class Queue(FakeTransport):
+        def run(
+            self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+        ) -> Completed:
+            self.calls.append(list(argv))
+            polls = sum(c[0] == "squeue" for c in self.calls)
+            if argv[0] == "squeue":
+                state = "RUNNING" if polls < 3 else "COMPLETED"
+                return Completed(
+                    code=0, out="".join(f"{i}|{state}|None|0:01|1:00|n1\n" for i in ids), err=""
+                )
+            return Completed(code=1, out="", err="Slurm accounting storage is disabled")
+
+    transport = Queue({})
+    client = SlurmClient(transport)
+    jobs = [_followed(_job(tmp_path, f"w{n}"), job_id, client) for n, job_id in enumerate(ids)]
+    follower = Follower(jobs, client, poll_max=0.01, timeouts={}, status=lambda line: None)
+    records = follower.run()
+    squeues = [c for c in transport.calls if c[0] == "squeue"]
+    assert len(squeues) == follower.polls == 3
+    assert all(c[c.index("--jobs") + 1].split(",") == ids for c in squeues)
+    # the final state of all fifty: one sacct (refused: accounting off), one scontrol
+    assert [c[0] for c in transport.calls[3:]] == ["sacct", "scontrol"]
+    assert {r.verdict for r in records} == {Verdict.INCONCLUSIVE}
+
+
+def test_without_sacct_or_scontrol_the_exit_line_decides(tmp_path: Path) -> None:
+    client = SlurmClient(FakeTransport({}))
+    job = _followed(_job(tmp_path, "w"), "77", client)
+    Path(job.record.out_log).write_text("1: 512 token/s\nBench finished with exit code 0\n")
+    job.stream()
+    record = job.conclude(None)
+    assert (record.verdict, record.exit_code, record.final_state_source) == (
+        Verdict.PASSED, 0, "the script's exit line",
+    )  # fmt: skip
+    assert json.loads((Path(job.job.work_dir) / "run.json").read_text())["verdict"] == "PASSED"
+
+
+def test_an_allocation_is_reused_only_when_it_matches_and_has_time() -> None:
+    wanted = AllocationParams(partition="batch", account="a", nodes=1, ntasks_per_node=2,
+                              gres="gpu:2")  # fmt: skip
+    other = AllocationParams(partition="batch", account="a", nodes=1, ntasks_per_node=4,
+                             gres="gpu:4")  # fmt: skip
+    allocations = [
+        Allocation(job_id="1", state="RUNNING", time_left="4:00:00", nodes="n1", params=other),
+        Allocation(job_id="2", state="RUNNING", time_left="10:00", nodes="n1", params=wanted),
+        Allocation(job_id="3", state="PENDING", time_left="4:00:00", nodes="", params=wanted),
+    ]
+    found, why = choose(allocations, wanted, needed_seconds=7200)
+    assert found is None
+    assert why == [
+        "allocation 1: ntasks_per_node 4 != 2, gres gpu:4 != gpu:2",
+        "allocation 2: 10:00 left, the job needs 120 min",
+        "allocation 3: PENDING, not running",
+    ]
+    fresh = Allocation(job_id="4", state="RUNNING", time_left="3:00:00", nodes="n2", params=wanted)
+    assert choose([*allocations, fresh], wanted, needed_seconds=7200)[0] == fresh
+
+
+def test_several_jobs_exit_with_the_first_verdict_in_judging_order() -> None:
+    def made(verdict: Verdict) -> RunRecord:
+        return RunRecord(version=1, work_dir="/w", execution_scenario="local_slurm", script="/s",
+                         submitted_at="t", submit_command=(), out_log="/o", verdict=verdict)  # fmt: skip
+
+    assert exit_code([made(Verdict.PASSED), made(Verdict.PASSED)]) == 0
+    assert exit_code([made(Verdict.FAILED), made(Verdict.TIMEOUT), made(Verdict.PASSED)]) == 15
+
+
+def test_the_container_named_in_the_docker_command() -> None:
+    assert container_name("docker run --rm --name 'my job' img bash -c 'x'") == "my job"
+    with pytest.raises(RunError, match="has no --name"):
+        container_name("docker run img")
+
+
+def test_work_dirs_run_cannot_read_are_one_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"^no job_spec.json in .*: write the job first"):
+        load_job(str(tmp_path))
+    (tmp_path / "job_spec.json").write_text('{"workflow_type": "bench"}')
+    with pytest.raises(RunError, match=r"was not written by this version of scriptast \(Object "):
+        load_job(str(tmp_path))
+    (tmp_path / "job_spec.json").unlink()
+    os.mkfifo(tmp_path / "job_spec.json")  # a FIFO must not block the read
+    with pytest.raises(RunError, match="is not a regular file"):
+        load_job(str(tmp_path))
+    with pytest.raises(RunError, match="is not a folder"):
+        load_job(str(tmp_path / "nowhere"))
+
+
+def test_run_without_a_job_spec_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run([SCRIPTAST, "run", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: no job_spec.json in {tmp_path}: write the job first (scriptast emit ... "
+        f"--work-dir {tmp_path})\n"
+    )
+
+
+def test_the_run_record_schema_is_printed() -> None:
+    done = subprocess.run([SCRIPTAST, "schema", "run"], capture_output=True, text=True)
+    schema = json.loads(done.stdout)
+    record = schema["$defs"]["RunRecord"]
+    assert {"verdict", "job_id", "out_log", "exit_code"} <= set(record["properties"])
+    assert set(schema["$defs"]["Verdict"]["enum"]) == {v.value for v in Verdict}
+
+
+def test_run_reads_exactly_the_job_spec_fields_the_docs_say() -> None:
+    import re
+    import sys
+
+    from scriptast.model.job_spec import JobSpec
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
+    import build
+
+    source = "".join(
+        p.read_text()
+        for p in (Path(__file__).resolve().parent.parent / "scriptast/executor").glob("*.py")
+    )
+    read = set(re.findall(r"\bspec\.(\w+)", source)) & set(JobSpec.__struct_fields__)
+    assert read == set(build.RUN_READS)
