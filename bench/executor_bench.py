@@ -104,7 +104,11 @@ def log_delay(folder: Path, slurm_env: Path, env: dict[str, str]) -> list[float]
     command = "for i in $(seq 30); do date +%s.%N; sleep 0.37; done"
     work = _emit(folder, "stamps", command, slurm_env)
     process = subprocess.Popen(
-        [SCRIPTAST, "run", str(work)], env=env, stdout=subprocess.PIPE, text=True
+        [SCRIPTAST, "run", str(work)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     assert process.stdout is not None
     delays = []

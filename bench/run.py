@@ -208,7 +208,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="repetitions per command (median)")
     parser.add_argument("--sweep", type=int, default=1000, help="requests in the sweep")
     parser.add_argument("--sweep-runs", type=int, default=5, help="timed sweeps (paired)")
+    parser.add_argument(
+        "--only-run", action="store_true", help="only the `run` section (needs a Slurm cluster)"
+    )
     args = parser.parse_args()
+    if args.only_run:
+        _print(executor_section(), [])
+        return
     with tempfile.TemporaryDirectory(prefix="scriptast-bench-") as scratch:
         measured = measuring_environment(os.path.join(scratch, "pycache"))
         ENV.clear()
@@ -435,7 +441,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> None:
                 rows.append(
                     (f"sweep of {args.sweep} distinct requests, {copy}", f"{seconds:.2f} s")
                 )
-        _print(rows, ratios)
+        _print(rows + executor_section(), ratios)
         return
 
     python = ensure_peers(Path(os.environ.get("PEERS_VENV", "/tmp/scriptast-peers")))
@@ -461,7 +467,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> None:
     for name, ratio in sorted(throughput.items()):
         rival, kind = name.split()
         ratios.append((f"library build+emit ({kind}) / {rival}'s build, paired", f"{ratio:.2f}"))
-    _print(rows, ratios)
+    _print(rows + executor_section(), ratios)
 
 
 def _importing(python: Path) -> Argv:
@@ -546,6 +552,14 @@ def _commands(
         label = f"{ratio}, {copy}" + (f" (target <= {bound})" if bound and target else "")
         digits = 1 if "sweep" in ratio else 2
         ratios.append((label, f"{paired_ratio:.{digits}f}"))
+
+
+def executor_section() -> list[tuple[str, str]]:
+    """The `run` section: scriptast run on the Slurm cluster SCRIPTAST_SLURM_CONF names."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from executor_bench import section
+
+    return section()
 
 
 def _print(rows: list[tuple[str, str]], ratios: list[tuple[str, str]]) -> None:
