@@ -210,12 +210,20 @@ def _duration(value: str | None) -> float | None:
 
 
 def _executing(action: Callable[[], int]) -> None:
+    import signal
+
     from scriptast.errors import ScriptastError
 
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)  # as Ctrl-C: what was submitted is cancelled
     try:
         code = action()
     except ScriptastError as error:
         fail(str(error), RUN_EXIT)
+    except KeyboardInterrupt:
+        fail("interrupted before the jobs were followed: nothing is left submitted", RUN_EXIT)
     raise typer.Exit(code)
 
 

@@ -183,8 +183,9 @@ class ProcessFollowed(Followed):
 
     def observe(self, rows: dict[str, QueueRow] | None) -> None:
         alloc = self.record.allocation_id
-        if rows is not None and alloc and alloc not in rows:
-            self.record.notes += (f"allocation {alloc} ended while the job ran",)
+        ended = f"allocation {alloc} ended while the job ran"
+        if rows is not None and alloc and alloc not in rows and ended not in self.record.notes:
+            self.record.notes += (ended,)
 
     def _exit_file(self) -> str:
         return os.path.join(self.job.work_dir, EXIT_FILE)

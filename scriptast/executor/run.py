@@ -185,14 +185,22 @@ def run_work_dirs(
     many = len(jobs) > 1
     followed: list[Followed] = []
     failed: list[str] = []
-    for job in jobs:
-        try:
-            followed.append(submit(job, client, options, _writer(console, job, many)))
-        except RunError as error:
-            if not many:
-                raise
-            failed.append(f"{job.work_dir}: {error}")
-            console.status(f"error: {job.work_dir}: {error}")
+    try:
+        for job in jobs:
+            try:
+                followed.append(submit(job, client, options, _writer(console, job, many)))
+            except RunError as error:
+                if not many:
+                    raise
+                failed.append(f"{job.work_dir}: {error}")
+                console.status(f"error: {job.work_dir}: {error}")
+    except KeyboardInterrupt:
+        for each in followed:  # interrupted between two submissions: cancel what went out
+            each.cancelled = True
+            each.cancel()
+            each.record.notes += ("interrupted while submitting: cancelled",)
+            each.conclude(None)
+        raise
     for each in followed:
         ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
         console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")

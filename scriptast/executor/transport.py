@@ -47,14 +47,15 @@ class LocalTransport:
     def run(
         self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
     ) -> Completed:
-        """Run `argv` without a shell; a program that is not installed is a RunError."""
+        """Run `argv` without a shell; a program that is not installed is a RunError. Ctrl-C
+        while it runs reaches it as SIGINT first (a waiting salloc then revokes its request)."""
         try:
-            done = subprocess.run(
+            process = subprocess.Popen(
                 list(argv),
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
                 errors="replace",
-                timeout=timeout,
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,
             )
@@ -63,6 +64,24 @@ class LocalTransport:
                 f"{argv[0]} is not installed on {self.where} (is Slurm's client installed and on "
                 "PATH?)"
             ) from None
+        try:
+            out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            _stop(process)
             return Completed(code=124, out="", err=f"{argv[0]} did not answer in {timeout:g} s")
-        return Completed(code=done.returncode, out=done.stdout, err=done.stderr)
+        except BaseException:
+            _stop(process)
+            raise
+        return Completed(code=process.returncode, out=out, err=err)
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """SIGINT, then after a few seconds SIGKILL, and reap."""
+    import signal
+
+    process.send_signal(signal.SIGINT)
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
