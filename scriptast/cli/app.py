@@ -230,6 +230,10 @@ def _executing(action: Callable[[], int]) -> None:
 WORK_DIRS = typer.Argument(..., help="Work dirs that emit wrote (one job each).")
 JSON_OUTPUT = typer.Option(False, "--json", help="Print the result record(s) as JSON.")
 POLL_MAX = typer.Option(30.0, "--poll-max", help="Most seconds between two squeue calls.")
+SSH_HOST = typer.Option(
+    None, "--ssh-host", help="remote_slurm: the cluster's ssh host (default: job_spec's)."
+)
+SSH_CONFIG = typer.Option(None, "--ssh-config", help="remote_slurm: an ssh config file (-F).")
 
 
 @app.command(epilog=cli_help.RUN)
@@ -255,6 +259,11 @@ def run(
         None, "--run-timeout", help="Cancel if still running after this (default: time + 10m)."
     ),
     poll_max: float = POLL_MAX,
+    ssh_host: str | None = SSH_HOST,
+    ssh_config: str | None = SSH_CONFIG,
+    fetch: list[str] = typer.Option(
+        [], "--fetch", help="remote_slurm: also bring back these globs of remote_work_dir."
+    ),
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.run import run_work_dirs
@@ -270,29 +279,41 @@ def run(
         queue_timeout=_duration(queue_timeout),
         run_timeout=_duration(run_timeout),
         poll_max=poll_max,
+        ssh_host=ssh_host,
+        ssh_config=ssh_config,
+        fetch=tuple(fetch),
     )
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 
 
 @app.command(epilog=cli_help.WATCH)
 def watch(
-    work_dirs: list[str] = WORK_DIRS, json_output: bool = JSON_OUTPUT, poll_max: float = POLL_MAX
+    work_dirs: list[str] = WORK_DIRS,
+    json_output: bool = JSON_OUTPUT,
+    poll_max: float = POLL_MAX,
+    ssh_host: str | None = SSH_HOST,
+    ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
     from scriptast.executor.run import watch_work_dirs
     from scriptast.executor.submit import RunOptions
 
-    options = RunOptions(poll_max=poll_max)
+    options = RunOptions(poll_max=poll_max, ssh_host=ssh_host, ssh_config=ssh_config)
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
 
 
 @app.command(epilog=cli_help.CANCEL)
-def cancel(work_dirs: list[str] = WORK_DIRS, json_output: bool = JSON_OUTPUT) -> None:
+def cancel(
+    work_dirs: list[str] = WORK_DIRS,
+    json_output: bool = JSON_OUTPUT,
+    ssh_host: str | None = SSH_HOST,
+    ssh_config: str | None = SSH_CONFIG,
+) -> None:
     """Cancel recorded runs (only their jobs, steps or containers) and record CANCELLED."""
     from scriptast.executor.run import watch_work_dirs
     from scriptast.executor.submit import RunOptions
 
-    options = RunOptions(poll_max=2.0)
+    options = RunOptions(poll_max=2.0, ssh_host=ssh_host, ssh_config=ssh_config)
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output, cancel=True))
 
 
@@ -304,17 +325,33 @@ alloc_app = typer.Typer(
 app.add_typer(alloc_app, name="alloc")
 
 
-@alloc_app.command("list")
-def alloc_list(json_output: bool = JSON_OUTPUT) -> None:
-    """List your persistent allocations: id, state, time left, nodes and parameters."""
-    from scriptast.executor.allocation import list_allocations
+REMOTE = typer.Option(None, "--remote", help="The allocations of this ssh host's cluster.")
+
+
+def _slurm(remote: str | None, ssh_config: str | None) -> Any:
     from scriptast.executor.slurm_client import SlurmClient
     from scriptast.executor.transport import LocalTransport
+
+    if remote is None:
+        return SlurmClient(LocalTransport())
+    from scriptast.executor.ssh import SshTransport
+
+    return SlurmClient(SshTransport(remote, ssh_config))
+
+
+@alloc_app.command("list")
+def alloc_list(
+    json_output: bool = JSON_OUTPUT,
+    remote: str | None = REMOTE,
+    ssh_config: str | None = SSH_CONFIG,
+) -> None:
+    """List your persistent allocations: id, state, time left, nodes and parameters."""
+    from scriptast.executor.allocation import list_allocations
 
     def show() -> int:
         import msgspec
 
-        found = list_allocations(SlurmClient(LocalTransport()))
+        found = list_allocations(_slurm(remote, ssh_config))
         if json_output:
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode())
             sys.stdout.write("\n")
@@ -330,14 +367,14 @@ def alloc_list(json_output: bool = JSON_OUTPUT) -> None:
 @alloc_app.command("release")
 def alloc_release(
     job_ids: list[str] = typer.Argument(None, help="Allocation ids (default: all of yours)."),
+    remote: str | None = REMOTE,
+    ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """Release persistent allocations (scancel)."""
     from scriptast.executor.allocation import release
-    from scriptast.executor.slurm_client import SlurmClient
-    from scriptast.executor.transport import LocalTransport
 
     def done() -> int:
-        for job_id in release(SlurmClient(LocalTransport()), list(job_ids or [])):
+        for job_id in release(_slurm(remote, ssh_config), list(job_ids or [])):
             sys.stdout.write(f"released {job_id}\n")
         return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -13,15 +14,17 @@ from collections.abc import Callable
 
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.judge import LogScanner, judge
-from scriptast.executor.log_tail import LineSink, LogTail
+from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.record import VERDICT_EXIT, PatternHit, RunRecord
 from scriptast.executor.slurm_client import FINAL_STATES, Final, QueueRow, SlurmClient
+from scriptast.executor.ssh import SshTransport
 from scriptast.workdir.write import replace_file
 
 EXIT_FILE = "run.exit"
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
 read it after the process that ran it has gone."""
 Clock = Callable[[], float]
+TailOpener = Callable[[str, LogScanner, LineSink], Tail]
 
 
 def utc_now() -> str:
@@ -41,6 +44,7 @@ class Followed:
         write: Callable[[bytes], None],
         prefix: str | None,
         clock: Clock = time.monotonic,
+        open_tail: TailOpener | None = None,
     ) -> None:
         self.job = job
         self.record = record
@@ -51,16 +55,21 @@ class Followed:
         self.hung = self.timed_out = self.cancelled = False
         self.finished = False
         self.sinks: list[LineSink] = []
-        self.tails = [self._tail(record.out_log, write, prefix)]
-        if record.err_log and record.err_log != record.out_log:
-            self.tails.append(self._tail(record.err_log, write, prefix))
+        self.after_logs: Callable[[], None] | None = None
+        opener = open_tail or LogTail
+        out = record.remote_out_log or record.out_log
+        err = record.remote_err_log or record.err_log
+        self.tails = [self._tail(out, write, prefix, opener)]
+        if err and err != out:
+            self.tails.append(self._tail(err, write, prefix, opener))
 
-    def _tail(self, path: str, write: Callable[[bytes], None], prefix: str | None) -> LogTail:
+    def _tail(self, path: str, write: Callable[[bytes], None], prefix: str | None,
+              opener: TailOpener) -> Tail:  # fmt: skip
         spec = self.job.spec
         scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns)
         sink = LineSink(write, prefix)
         self.sinks.append(sink)
-        return LogTail(path, scanner, sink)
+        return opener(path, scanner, sink)
 
     @property
     def name(self) -> str:
@@ -109,7 +118,10 @@ class Followed:
         """Drain the logs, judge, and record the verdict."""
         self.stream()
         for tail in self.tails:
+            tail.close()
             tail.scanner.close()
+        if self.after_logs is not None:
+            self.after_logs()
         for sink in self.sinks:
             sink.flush()
         state, code, source = self.end(final)
@@ -243,3 +255,42 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class RemoteProcessFollowed(ProcessFollowed):
+    """The script run inside a persistent allocation on a cluster: its process is checked at
+    each poll over the ssh master, its exit code read from the cluster's run.exit."""
+
+    ssh: SshTransport | None = None
+    exit_file: str = ""
+
+    def check(self) -> None:
+        if self.running_since is None:
+            self.running_since = self.started
+
+    def observe(self, rows: dict[str, QueueRow] | None) -> None:
+        super().observe(rows)
+        assert self.ssh is not None and self.record.pid is not None
+        quoted = shlex.quote(self.exit_file)
+        alive = self.ssh.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
+        self.finished = alive.code != 0
+
+    def cancel(self) -> None:
+        if self.client is not None and self.record.allocation_id:
+            steps = self.client.steps(self.record.allocation_id)
+            if steps:
+                self.client.cancel(steps)
+        if self.ssh is not None and self.record.pid is not None:
+            self.ssh.run_shell(f"kill -TERM -- -{self.record.pid} 2>/dev/null; true")
+
+    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+        assert self.ssh is not None
+        data = self.ssh.fetch(self.exit_file)
+        code: int | None = None
+        source: str | None = None
+        if data is not None and data.strip().isdigit():
+            code, source = int(data.strip()), "the process's exit code"
+        elif self.exit_line is not None:
+            code, source = self.exit_line, "the script's exit line"
+        state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
+        return state, code, source

@@ -5,10 +5,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Protocol
 
 from scriptast.executor.judge import LogScanner
 
 CHUNK = 1 << 20
+
+
+class Tail(Protocol):
+    """A log followed from an offset, here or on a cluster."""
+
+    path: str
+    scanner: LogScanner
+    offset: int
+
+    def read(self) -> int: ...
+
+    def close(self) -> None: ...
 
 
 class LogTail:
@@ -48,6 +61,10 @@ class LogTail:
         finally:
             os.close(descriptor)
         return total
+
+    def close(self) -> None:
+        """The job is over: read what is left."""
+        self.read(most=1 << 62)
 
 
 class LineSink:

@@ -81,16 +81,54 @@ def _needs_slurm(jobs: Sequence[LoadedJob]) -> bool:
     return any(j.spec.execution_scenario != "local_docker" for j in jobs)
 
 
-def _client(jobs: Sequence[LoadedJob], transport: Transport | None) -> SlurmClient | None:
+def ssh_host(job: LoadedJob, options: RunOptions, recorded: str | None = None) -> str:
+    """The cluster's ssh host: `--ssh-host`, else the one a run recorded, else slurm_env's
+    `ssh_host`, else the host the probe ran on (`probe.host`)."""
+    env = job.spec.slurm_env or {}
+    probe = env.get("probe") if isinstance(env.get("probe"), dict) else {}
+    host = options.ssh_host or recorded or env.get("ssh_host") or (probe or {}).get("host")
+    if not isinstance(host, str) or not host:
+        raise RunError(
+            f"{job.work_dir} is a remote_slurm job and no ssh host is known: give --ssh-host HOST"
+        )
+    return host
+
+
+def _client(
+    jobs: Sequence[LoadedJob],
+    transport: Transport | None,
+    options: RunOptions,
+    recorded: str | None = None,
+) -> SlurmClient | None:
     if not _needs_slurm(jobs):
         return None
-    return SlurmClient(transport or LocalTransport())
+    if transport is not None:
+        return SlurmClient(transport)
+    remote = [j for j in jobs if j.spec.execution_scenario == "remote_slurm"]
+    if not remote:
+        return SlurmClient(LocalTransport())
+    if len(remote) != len(jobs):
+        raise RunError("remote_slurm jobs and local jobs go in separate runs")
+    from scriptast.executor.ssh import SshTransport
+
+    hosts = {ssh_host(j, options, recorded) for j in remote}
+    if len(hosts) > 1:
+        raise RunError(f"these jobs go to several hosts ({', '.join(sorted(hosts))}): one a run")
+    return SlurmClient(SshTransport(hosts.pop(), options.ssh_config))
 
 
 def reattach(
-    job: LoadedJob, record: RunRecord, client: SlurmClient | None, writer: Writer
+    job: LoadedJob,
+    record: RunRecord,
+    client: SlurmClient | None,
+    writer: Writer,
+    options: RunOptions | None = None,
 ) -> Followed:
     """A Followed for a job another `scriptast run` submitted (run.json says what and where)."""
+    if record.remote_host is not None and client is not None:
+        from scriptast.executor.submit import remote_followed
+
+        return remote_followed(job, record, client, options or RunOptions(), writer)
     if record.pid is not None:
         if record.host not in (None, socket.gethostname()):
             raise RunError(
@@ -106,6 +144,7 @@ def live(followed: Followed, client: SlurmClient | None) -> bool:
         return False
     if followed.record.pid is not None:
         followed.check()
+        followed.observe({} if followed.record.remote_host else None)
         return not followed.finished
     if client is None or not followed.record.job_id:
         return False
@@ -179,7 +218,7 @@ def run_work_dirs(
             for argv in dry_run_commands(job, options):
                 console.result(shlex.join(argv) + "\n")
         return 0
-    client = _client(jobs, transport)
+    client = _client(jobs, transport, options)
     if not options.again:
         _refuse_live(jobs, client, console)
     many = len(jobs) > 1
@@ -233,7 +272,8 @@ def watch_work_dirs(
     follow them to their verdicts). A judged run is reported as recorded."""
     console = console or Console.standard(json_output)
     recorded = _recorded(work_dirs)
-    client = _client([job for job, _ in recorded], transport)
+    hosts = [r.remote_host for _, r in recorded if r.remote_host]
+    client = _client([job for job, _ in recorded], transport, options, hosts[0] if hosts else None)
     many = len(recorded) > 1
     open_runs: list[Followed] = []
     done: list[RunRecord] = []
@@ -241,7 +281,7 @@ def watch_work_dirs(
         if record.verdict is not None:
             done.append(record)
             continue
-        followed = reattach(job, record, client, _writer(console, job, many))
+        followed = reattach(job, record, client, _writer(console, job, many), options)
         if cancel:
             followed.cancelled = True
             followed.record.notes += ("cancelled by scriptast cancel",)

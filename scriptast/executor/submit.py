@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shlex
 import socket
 import subprocess
+import time
 from collections.abc import Callable
 
 import msgspec
@@ -27,6 +29,8 @@ from scriptast.executor.followed import (
     utc_now,
 )
 from scriptast.executor.job_files import LoadedJob, log_names, log_path, read_regular, torn_files
+from scriptast.executor.judge import LogScanner
+from scriptast.executor.log_tail import LineSink, Tail
 from scriptast.executor.record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.executor.slurm_client import SlurmClient
 from scriptast.model.slurm_time import parse_time_limit
@@ -51,6 +55,9 @@ class RunOptions(msgspec.Struct, kw_only=True):
     queue_timeout: float | None = None
     run_timeout: float | None = None
     poll_max: float = 30.0
+    ssh_host: str | None = None
+    ssh_config: str | None = None
+    fetch: tuple[str, ...] = ()
 
 
 class Writer(msgspec.Struct, frozen=True):
@@ -81,11 +88,15 @@ def timeouts(job: LoadedJob, options: RunOptions) -> tuple[float | None, float |
 
 def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     """A local_slurm job runs in a persistent allocation when job_spec (or `--persistent`)
-    says so, except a launch script submit.py wrote: it cancels `${SLURM_JOB_ID}` on failure,
-    which would end the whole allocation, so it is always submitted with sbatch."""
-    if job.spec.execution_scenario != "local_slurm" or job.spec.workflow_type == "perf_sanity":
+    says so, a remote_slurm one with `--persistent` (job_spec leaves remote persistence to the
+    executor); never a launch script submit.py wrote: it cancels `${SLURM_JOB_ID}` on
+    failure, which would end the whole allocation, so it is always submitted with sbatch."""
+    scenario = job.spec.execution_scenario
+    if scenario == "local_docker" or job.spec.workflow_type == "perf_sanity":
         return False
-    wanted = options.persistent if options.persistent is not None else job.spec.persistent_mode
+    wanted = options.persistent
+    if wanted is None and scenario == "local_slurm":
+        wanted = job.spec.persistent_mode
     return bool(wanted) and job.spec.slurm_params is not None
 
 
@@ -195,7 +206,6 @@ def docker_command(job: LoadedJob) -> tuple[list[str], str, str]:
 
 def container_name(docker_cmd: str) -> str:
     """The `--name` of the docker command emit wrote (so that only this container is killed)."""
-    import shlex
 
     try:
         words = shlex.split(docker_cmd)
@@ -323,6 +333,99 @@ def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
     return [["sbatch", "--parsable", job.script]]
 
 
+def submit_remote(
+    job: LoadedJob,
+    client: SlurmClient,
+    options: RunOptions,
+    writer: Writer,
+    allocation: tuple[str, str, list[str]] | None,
+) -> Followed:
+    """Check the cluster, upload and check the digests there, then sbatch (or start the script
+    inside the allocation) over the ssh master."""
+    from scriptast.executor.remote import (
+        allocation_launch,
+        check_cluster,
+        local_copy,
+        remote_logs,
+        remote_work_dir,
+        upload,
+    )
+    from scriptast.executor.ssh import SshTransport
+
+    ssh = client.transport
+    assert isinstance(ssh, SshTransport)
+    check_cluster(job, ssh)
+    remote_script = upload(job, ssh)[job.script]
+    folder = remote_work_dir(job)
+    if allocation is None:
+        job_id = client.submit(remote_script, cwd=folder)
+        out, err = remote_logs(job, job_id)
+        command: tuple[str, ...] = ("sbatch", "--parsable", remote_script)
+    else:
+        job_id = allocation[0]
+        out, err = remote_logs(job, f"{job_id}.{int(time.time())}")
+        err = err or out
+        command = ("bash", remote_script)
+    ssh.run(["mkdir", "-p", "--", *sorted({posixpath.dirname(p) for p in (out, err) if p})])
+    record = _record(
+        job,
+        submit_command=command,
+        out_log=local_copy(job, out),
+        err_log=local_copy(job, err) if err and err != out else None,
+        remote_host=ssh.host,
+        remote_out_log=out,
+        remote_err_log=err if err != out else None,
+        job_id=job_id,
+        state="PENDING",
+    )
+
+    if allocation is not None:
+        exit_file = posixpath.join(folder, EXIT_FILE)
+        env = {
+            k: v for k, v in allocation_env(job, *allocation[:2]).items() if k.startswith("SLURM_")
+        }
+        env["SLURM_SUBMIT_DIR"] = folder
+        launch = allocation_launch(job, remote_script, env, out, err or out, exit_file)
+        launched = ssh.run_shell(f"rm -f {shlex.quote(exit_file)}; {launch}")
+        if launched.code != 0 or not launched.out.strip().isdigit():
+            raise RunError(f"cannot start {remote_script} on {ssh.host}: {launched.last_line()}")
+        record.pid, record.allocation_id, record.state = int(launched.out), job_id, "RUNNING"
+    return remote_followed(job, record, client, options, writer)
+
+
+def remote_followed(
+    job: LoadedJob, record: RunRecord, client: SlurmClient, options: RunOptions, writer: Writer
+) -> Followed:
+    """A remote job followed over the ssh master: its logs tailed on the cluster and brought
+    back at the end; a batch job, or the script's process inside an allocation."""
+    from scriptast.executor.followed import RemoteProcessFollowed
+    from scriptast.executor.remote import RemoteLogTail, bring_back, remote_work_dir
+    from scriptast.executor.ssh import SshTransport
+
+    ssh = client.transport
+    assert isinstance(ssh, SshTransport)
+
+    def opener(path: str, scanner: LogScanner, sink: LineSink) -> Tail:
+        return RemoteLogTail(path, scanner, sink, ssh)
+
+    followed: Followed
+    if record.pid is None:
+        followed = BatchFollowed(job, record, client, writer.write, writer.prefix, open_tail=opener)
+    else:
+        remote = RemoteProcessFollowed(
+            job, record, client, writer.write, writer.prefix, open_tail=opener
+        )
+        remote.ssh, remote.exit_file = ssh, posixpath.join(remote_work_dir(job), EXIT_FILE)
+        followed = remote
+
+    def note(line: str) -> None:
+        record.notes += (line,)
+
+    logs = sorted({p for p in (record.remote_out_log, record.remote_err_log) if p})
+    followed.after_logs = lambda: bring_back(job, ssh, logs, options.fetch, note)
+    return followed
+
+
 def submit(
     job: LoadedJob, client: SlurmClient | None, options: RunOptions, writer: Writer
 ) -> Followed:
@@ -337,6 +440,11 @@ def submit(
             check_files(job, options)
             if job.spec.execution_scenario == "local_docker":
                 followed = submit_docker(job, writer)
+            elif job.spec.execution_scenario == "remote_slurm":
+                assert client is not None
+                followed = submit_remote(job, client, options, writer, allocation)
+                if allocation is not None:
+                    followed.record.notes += tuple(allocation[2])
             elif allocation is not None:
                 assert client is not None
                 followed = submit_in_allocation(job, client, *allocation[:2], writer)

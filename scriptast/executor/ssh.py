@@ -1,0 +1,153 @@
+"""A cluster's commands over one ssh master connection: BatchMode, a ControlPath per host that
+every command of a run (and `watch`, `cancel`, `alloc`) shares, re-established once if it drops.
+A host that asks for a password or MFA gets the one `ssh -fNM` line to run by hand, once."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Sequence
+
+from scriptast.errors import RunError
+from scriptast.executor.transport import Completed
+
+PERSIST = "8h"
+"""How long the master outlives its last command (so `watch` and `cancel` reuse it)."""
+_AUTH = ("Permission denied", "password", "keyboard-interactive", "Host key verification")
+_MISSING_MASTER = ("Control socket connect", "No such file or directory", "Connection refused")
+
+
+def control_dir() -> str:
+    """A private folder for the master sockets (their paths must stay short)."""
+    folder = os.path.join(tempfile.gettempdir(), f"scriptast-ssh-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+class SshTransport:
+    """Commands on `host` (an ssh destination, as `ssh` reads it with `config`)."""
+
+    def __init__(self, host: str, config: str | None = None) -> None:
+        if not host or host.startswith("-"):
+            raise RunError(f"{host!r} is not an ssh host: give --ssh-host HOST")
+        self.host = host
+        self.config = config
+        self.control_path = os.path.join(control_dir(), "%C")
+        self.reconnects = 0
+        self._connected = False
+
+    @property
+    def where(self) -> str:
+        return self.host
+
+    def _ssh(self, *options: str) -> list[str]:
+        argv = ["ssh"]
+        if self.config:
+            argv += ["-F", self.config]
+        return [*argv, "-o", "BatchMode=yes", "-o", f"ControlPath={self.control_path}", *options]
+
+    def manual_command(self) -> str:
+        """The line a user runs once when the host asks for a password or MFA."""
+        config = f"-F {shlex.quote(self.config)} " if self.config else ""
+        return (
+            f"ssh {config}-fNM -o ControlPath={self.control_path} -o ControlPersist={PERSIST} "
+            f"{shlex.quote(self.host)}"
+        )
+
+    def connect(self) -> None:
+        """Use the master this host already has (one the user opened by hand too), else open
+        one; a host that wants a password or MFA is a RunError with the command to run."""
+        check = subprocess.run(
+            [*self._ssh("-O", "check"), self.host], capture_output=True, text=True, timeout=30
+        )
+        if check.returncode == 0:
+            self._connected = True
+            return
+        opened = subprocess.run(
+            [*self._ssh("-o", "ControlMaster=yes", "-o", f"ControlPersist={PERSIST}", "-fN"),
+             self.host],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        if opened.returncode == 0:
+            self._connected = True
+            return
+        said = Completed(code=opened.returncode, out="", err=opened.stderr).last_line()
+        if any(word in opened.stderr for word in _AUTH):
+            raise RunError(
+                f"ssh to {self.host} needs a password or MFA ({said}): run once "
+                f"'{self.manual_command()}', then run scriptast again"
+            )
+        raise RunError(f"cannot connect to {self.host} with ssh: {said}")
+
+    def _session(self, command: str) -> list[str]:
+        if not self._connected:
+            self.connect()
+        return [*self._ssh("-o", "ControlMaster=no"), self.host, "--", command]
+
+    def _dropped(self, done: Completed) -> bool:
+        return done.code == 255 and any(word in done.err for word in _MISSING_MASTER)
+
+    def _reconnect(self) -> None:
+        self.reconnects += 1
+        if self.reconnects > 1:
+            raise RunError(f"the ssh connection to {self.host} dropped again; check the host")
+        self._connected = False
+        self.connect()
+
+    def run_shell(
+        self, command: str, *, timeout: float = 60.0, data: bytes | None = None
+    ) -> Completed:
+        """A shell command line on the host (through the master; once more after a drop)."""
+        for _ in range(2):
+            try:
+                done = subprocess.run(
+                    self._session(command),
+                    input=data if data is not None else b"",
+                    capture_output=True,
+                    timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                return Completed(
+                    code=124, out="", err=f"{self.host} did not answer in {timeout:g} s"
+                )
+            answer = Completed(
+                code=done.returncode,
+                out=done.stdout.decode("utf-8", "replace"),
+                err=done.stderr.decode("utf-8", "replace"),
+            )
+            if not self._dropped(answer):
+                return answer
+            self._reconnect()
+        return answer
+
+    def run(
+        self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+    ) -> Completed:
+        """`argv` on the host, quoted for its shell; a program it lacks is a RunError."""
+        command = shlex.join(argv)
+        if cwd:
+            command = f"cd {shlex.quote(cwd)} && {command}"
+        done = self.run_shell(command, timeout=timeout)
+        if done.code == 127 and "not found" in done.err:
+            raise RunError(
+                f"{argv[0]} is not installed on {self.host} (is Slurm's client on its PATH?)"
+            )
+        return done
+
+    def fetch(self, path: str) -> bytes | None:
+        """A file's bytes from the host (None: it does not exist there)."""
+        done = subprocess.run(
+            self._session(f"cat -- {shlex.quote(path)}"), capture_output=True, timeout=600
+        )
+        return done.stdout if done.returncode == 0 else None
+
+    def stream(self, command: str) -> subprocess.Popen[bytes]:
+        """A long-running command whose stdout is read as it comes (`tail -F`)."""
+        return subprocess.Popen(
+            self._session(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )

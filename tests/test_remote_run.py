@@ -1,0 +1,208 @@
+"""`scriptast run` on remote_slurm jobs, through a real sshd on loopback to the real test Slurm
+cluster. The "cluster" side uses its own folders (not the local work_dir), so a passing test
+proves the files travelled there and the logs came back."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.run_site import BENCH, RunSite, interrupt, record, slurm_env_for, wait_for
+from tests.shim_recorder import Shims
+from tests.site import Site
+from tests.slurm_cluster import Cluster
+from tests.ssh_server import SshServer, sshd
+
+__all__ = ["sshd"]
+pytestmark = pytest.mark.slurm
+SAY = {"SHIM_SAY_TRTLLM_BENCH": "Throughput: 77.0 token/s"}
+
+
+class Remote(RunSite):
+    """A RunSite whose jobs go to the cluster over ssh."""
+
+    server: SshServer
+    cluster_root: Path
+    ssh_config: Path
+
+    def remote(self, name: str, **fields: object) -> Path:
+        chosen: dict[str, object] = {
+            "execution_scenario": "remote_slurm",
+            "remote_repo_path": str(self.cluster_root / "TensorRT-LLM"),
+            "remote_work_dir": str(self.cluster_root / "work_dirs" / name),
+            "models_path": str(self.cluster_root / "models"),
+            "workflow_type": "bench",
+            "bench_cmd": BENCH,
+        }
+        chosen.update(fields)
+        return self.emit(name, **chosen)
+
+    def go(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return self.run(*args, "--ssh-host", "cluster", "--ssh-config", str(self.ssh_config),
+                        **extra)  # fmt: skip
+
+
+@pytest.fixture
+def remote(site: Site, cluster: Cluster, sshd: SshServer, tmp_path: Path) -> Iterator[Remote]:
+    slurm_env_for(cluster, site)
+    shims = Shims(tmp_path / "shims")
+    made = Remote(site=site, cluster=cluster, shims=shims)
+    made.server = sshd
+    made.cluster_root = tmp_path / "cluster"
+    shutil.copytree(site.repo, made.cluster_root / "TensorRT-LLM")
+    made.ssh_config = sshd.config(tmp_path / "ssh_config")
+    yield made
+    made.stop()
+    cluster.run("scancel", "--name", "scriptast.persistent")
+    subprocess.run(["ssh", "-F", str(made.ssh_config), "-o", "ControlPath=" + _control_path(),
+                    "-O", "exit", "cluster"], capture_output=True)  # fmt: skip
+
+
+def _control_path() -> str:
+    from scriptast.executor.ssh import control_dir
+
+    return control_dir() + "/%C"
+
+
+def test_a_bench_job_travels_runs_and_its_logs_come_back(remote: Remote) -> None:
+    work = remote.remote("travel")
+    before = remote.server.accepted()
+    done = remote.go("run", str(work), **SAY)
+    assert done.returncode == 0, done.stderr
+    assert "Throughput: 77.0 token/s" in done.stdout
+    found = record(work)
+    cluster_dir = remote.cluster_root / "work_dirs" / "travel"
+    assert found["remote_out_log"] == str(
+        cluster_dir / f"llama_3_1_8b_instruct_bench_{found['job_id']}.out"
+    )
+    assert found["out_log"] == str(work / Path(found["remote_out_log"]).name)
+    assert Path(found["out_log"]).read_text() == Path(found["remote_out_log"]).read_text()
+    assert (cluster_dir / "llama_3_1_8b_instruct_bench.slurm").read_text() == (
+        work / "llama_3_1_8b_instruct_bench.slurm"
+    ).read_text()
+    assert not list(cluster_dir.glob("*.tmp"))
+    assert remote.server.accepted() - before == 1  # one master for every command of the run
+
+
+def test_a_file_altered_on_its_way_is_refused(remote: Remote) -> None:
+    work = remote.remote("altered")
+    done = remote.go("run", str(work), SHIM_ALTER_UPLOAD="1")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert re.fullmatch(
+        r"error: \S+/llama_3_1_8b_instruct_bench\.slurm on cluster does not hold what emit wrote "
+        r"\(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\): not submitted",
+        line,
+    )
+    assert not (work / "run.json").exists()
+
+
+def test_a_key_not_accepted_is_one_line_with_the_command_and_then_that_master_is_used(
+    remote: Remote, tmp_path: Path
+) -> None:
+    work = remote.remote("mfa")
+    refused_config = remote.server.config(tmp_path / "other_config", key="otherkey")
+    done = remote.run("run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                      str(refused_config))  # fmt: skip
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    command = f"ssh -F {refused_config} -fNM -o ControlPath={_control_path()} -o ControlPersist=8h cluster"
+    assert line.startswith("error: ssh to cluster needs a password or MFA (")
+    assert line.endswith(f"): run once '{command}', then run scriptast again")
+    # the user runs it by hand (here with the key the server takes), and run uses that master
+    by_hand = command.replace(str(refused_config), str(remote.ssh_config))
+    subprocess.run(by_hand.split(), check=True, stdin=subprocess.DEVNULL)
+    again = remote.run("run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                       str(refused_config), **SAY)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_master_killed_mid_run_is_reestablished_once(remote: Remote) -> None:
+    work = remote.remote("dropped")
+    process = remote.start("run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                           str(remote.ssh_config), "--poll-max", "1",
+                           SHIM_SLEEP_TRTLLM_BENCH="6", **SAY)  # fmt: skip
+    wait_for(work, "RUNNING")
+    check = subprocess.run(
+        ["ssh", "-F", str(remote.ssh_config), "-o", f"ControlPath={_control_path()}", "-O",
+         "check", "cluster"], capture_output=True, text=True,
+    )  # fmt: skip
+    master = int(re.search(r"pid=(\d+)", check.stderr).group(1))  # type: ignore[union-attr]
+    subprocess.run(["kill", str(master)], check=True)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "Throughput: 77.0 token/s" in out
+    assert record(work)["verdict"] == "PASSED"
+
+
+def test_ctrl_c_cancels_the_job_on_the_cluster(remote: Remote) -> None:
+    work = remote.remote("remote_ctrl_c", workflow_type="custom", custom_cmd="sleep 600",
+                         bench_cmd=None)  # fmt: skip
+    process = remote.start("run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                           str(remote.ssh_config))  # fmt: skip
+    running = wait_for(work, "RUNNING")
+    code, _, err = interrupt(process)
+    assert code == 12, err
+    assert remote.cluster is not None
+    shown = remote.cluster.run("scontrol", "show", "job", "-o", running["job_id"]).stdout
+    assert "JobState=CANCELLED" in shown
+
+
+def test_a_persistent_allocation_on_the_cluster_runs_two_jobs(remote: Remote) -> None:
+    first, second = remote.remote("rp1"), remote.remote("rp2", bench_cmd=f"{BENCH} --pp 1")
+    one = remote.go("run", str(first), "--persistent", **SAY)
+    two = remote.go("run", str(second), "--persistent", **SAY)
+    assert (one.returncode, two.returncode) == (0, 0), one.stderr + two.stderr
+    a, b = record(first), record(second)
+    assert a["allocation_id"] == b["allocation_id"]
+    assert b["notes"] == [f"reused persistent allocation {a['allocation_id']}"]
+    assert "token/s" in Path(b["out_log"]).read_text()
+    listed = remote.run(
+        "alloc", "list", "--json", "--remote", "cluster", "--ssh-config", str(remote.ssh_config)
+    )
+    assert [x["job_id"] for x in json.loads(listed.stdout)] == [a["allocation_id"]]
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (
+            "unknown host",
+            "error: cannot connect to nosuch.invalid with ssh: ssh: Could not resolve hostname",
+        ),
+        (
+            "work dir",
+            "error: remote_work_dir /etc/hostname/work cannot be created on cluster: mkdir:",
+        ),
+        ("no sbatch", "error: sbatch is not installed on cluster (is Slurm's client on its PATH?)"),
+        (
+            "other user",
+            "error: cluster logs in as 'root', but slurm_env.json was probed as 'alice'",
+        ),
+    ],
+)
+def test_bad_remote_input_is_one_line(remote: Remote, case: str, expected: str) -> None:
+    fields: dict[str, object] = {}
+    extra: dict[str, str] = {}
+    host = "cluster"
+    if case == "unknown host":
+        host = "nosuch.invalid"
+    elif case == "work dir":
+        fields["remote_work_dir"] = "/etc/hostname/work"
+    elif case == "no sbatch":
+        extra["SHIM_NO_SBATCH"] = "1"
+    else:
+        probed = json.loads(remote.site.slurm_env.read_text())
+        remote.site.slurm_env.write_text(json.dumps({**probed, "user": "alice"}))
+    work = remote.remote(case.replace(" ", "_"), **fields)
+    done = remote.run("run", str(work), "--ssh-host", host, "--ssh-config",
+                      str(remote.ssh_config), **extra)  # fmt: skip
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith(expected)
