@@ -27,7 +27,7 @@ SCRIPTAST = shutil.which("scriptast") or str(Path(sys.executable).parent / "scri
 WRAPPED = ("squeue", "sacct", "scontrol")
 
 
-def _emit(folder: Path, name: str, command: str, slurm_env: Path) -> Path:
+def _emit(folder: Path, name: str, command: str, slurm_env: Path, **more: Any) -> Path:
     from scriptast.builders.request import build_request
     from scriptast.pipeline.emit_job import generate, write_outputs
 
@@ -46,6 +46,7 @@ def _emit(folder: Path, name: str, command: str, slurm_env: Path) -> Path:
         "persistent_mode": False,
         "install": False,
         "time_limit": "00:10:00",
+        **more,
     }
     write_outputs(generate(build_request(fields, {})))
     return work
@@ -180,6 +181,72 @@ def run_cpu(
     return usage.ru_utime + usage.ru_stime, wall
 
 
+def remote_run(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[str, float]:
+    """A remote_slurm job through a loopback sshd (the tests' own): ssh processes and
+    connections one run makes, and the delay from a cluster log line to the terminal."""
+    sys.path.insert(0, str(ROOT))
+    from tests.shim_recorder import Shims
+    from tests.ssh_server import start_sshd
+
+    shims = Shims(folder / "shims")
+    server, process = start_sshd(folder, Path(env["SLURM_CONF"]), shims)
+    try:
+        cluster = folder / "cluster"
+        shutil.copytree(ROOT / "tests/fixtures/trtllm", cluster / "TensorRT-LLM")
+        command = "for i in $(seq 30); do date +%s.%N; sleep 0.37; done"
+        work = _emit(
+            folder,
+            "remote",
+            command,
+            slurm_env,
+            execution_scenario="remote_slurm",
+            remote_repo_path=str(cluster / "TensorRT-LLM"),
+            remote_work_dir=str(cluster / "work"),
+            models_path="/cluster/models",
+        )
+        config = server.config(folder / "ssh_config")
+        counted = folder / "ssh-calls.log"
+        wrappers = folder / "ssh-wrapper"
+        wrappers.mkdir()
+        (wrappers / "ssh").write_text(f'#!/bin/sh\necho "$*" >>{counted}\nexec /usr/bin/ssh "$@"\n')
+        (wrappers / "ssh").chmod(0o755)
+        before = server.accepted()
+        running = subprocess.Popen(
+            [SCRIPTAST, "run", str(work), "--ssh-host", "cluster", "--ssh-config", str(config)],
+            env={**env, "PATH": f"{wrappers}:{env['PATH']}", "SHIM_LOG": str(shims.log)},
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        assert running.stdout is not None
+        delays = []
+        for line in running.stdout:
+            arrived = time.time()
+            value = line.strip().split(": ")[-1]
+            if value.replace(".", "").isdigit() and "." in value:
+                delays.append(arrived - float(value))
+        running.wait()
+        calls = counted.read_text().splitlines()
+        subprocess.run(["ssh", "-F", str(config), "-o", "ControlPath=" + _control(), "-O",
+                        "exit", "cluster"], capture_output=True)  # fmt: skip
+        return {
+            "exit": running.returncode,
+            "connections": server.accepted() - before,
+            "ssh processes": len(calls),
+            "masters": sum("ControlMaster=yes" in c for c in calls),
+            "median delay": statistics.median(delays),
+            "max delay": max(delays),
+            "lines": len(delays),
+        }
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def _control() -> str:
+    from scriptast.executor.ssh import control_dir
+
+    return control_dir() + "/%C"
+
+
 def section() -> list[tuple[str, str]]:
     """The `run` rows of bench/run.py (or one row saying why there are none)."""
     conf = os.environ.get("SCRIPTAST_SLURM_CONF")
@@ -223,6 +290,16 @@ def section() -> list[tuple[str, str]]:
             ("run: own CPU following a 60 s job (target <= 2% of a core)",
              f"{100 * cpu / wall:.2f}% ({cpu:.2f} s CPU in {wall:.1f} s)")
         )  # fmt: skip
+        (folder / "remote").mkdir()
+        remote = remote_run(folder / "remote", slurm_env, env)
+        rows += [
+            ("run remote_slurm: ssh connections opened (target 1)",
+             f"{remote['connections']:.0f} ({remote['ssh processes']:.0f} ssh commands through "
+             f"{remote['masters']:.0f} master; exit {remote['exit']:.0f})"),
+            ("run remote_slurm: cluster log line -> on the terminal",
+             f"median {remote['median delay']:.2f} s, max {remote['max delay']:.2f} s, "
+             f"{remote['lines']:.0f} lines"),
+        ]  # fmt: skip
     return rows
 
 

@@ -59,7 +59,13 @@ RUN_READS = {
     "failure_patterns": "Listed with their lines as evidence; never the verdict.",
     "slurm_params": "time_limit sets the default timeouts; partition, account, nodes, "
     "ntasks_per_node and gres shape and match a persistent allocation.",
-    "slurm_env": "The partition's time limit: a new persistent allocation's length.",
+    "slurm_env": "The partition's time limit: a new persistent allocation's length; `user` "
+    "(the cluster must log in as it) and `ssh_host` or `probe.host` for remote_slurm.",
+    "extra_files": "remote_slurm: uploaded with the script, each digest-checked on the cluster.",
+    "extra_file_destinations": "remote_slurm: where each extra file goes on the cluster "
+    "(default: remote_work_dir).",
+    "remote_repo_path": "remote_slurm: must exist on the cluster before the job is submitted.",
+    "remote_work_dir": "remote_slurm: created on the cluster; the script goes there.",
     "persistent_mode": "true: run inside a persistent allocation (`--no-persistent` overrides).",
     "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
     "log_file": "Where docker_cmd.sh's output goes.",

@@ -79,15 +79,12 @@ def _keys(folder: Path) -> None:
     shutil.copy(folder / "userkey.pub", folder / "authorized_keys")
 
 
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory: pytest.TempPathFactory, cluster: Cluster) -> Iterator[SshServer]:
-    if not os.path.exists(SSHD):
-        pytest.fail("sshd is not installed: apt-get install openssh-server (.ci/run does)")
-    folder = tmp_path_factory.mktemp("sshd")
+def start_sshd(
+    folder: Path, slurm_conf: Path, shims: Shims
+) -> tuple[SshServer, subprocess.Popen[bytes]]:
+    """sshd on a free loopback port with keys made in `folder`; its sessions see the cluster
+    of `slurm_conf` and the stand-ins of `shims` first on PATH."""
     _keys(folder)
-    shims = Shims(folder / "shims")
-    (shims.bin / "srun").unlink()
-    (shims.bin / "docker").unlink()
     for name, source in (("mv", MV_SHIM), ("sbatch", SBATCH_SHIM)):
         (shims.bin / name).write_text(f"#!{sys.executable}\n{source}")
         (shims.bin / name).chmod(0o755)
@@ -102,7 +99,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory, cluster: Cluster) -> Iterator
         "StrictModes no\nUsePAM no\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
         "AcceptEnv SHIM_*\nLogLevel VERBOSE\n"
-        f"SetEnv PATH={path} SLURM_CONF={cluster.conf}\n"
+        f"SetEnv PATH={path} SLURM_CONF={slurm_conf}\n"
     )
     host_key = (folder / "hostkey.pub").read_text().split()
     (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
@@ -119,9 +116,23 @@ def sshd(tmp_path_factory: pytest.TempPathFactory, cluster: Cluster) -> Iterator
         time.sleep(0.1)
     else:
         process.kill()
-        pytest.fail(f"sshd did not listen on port {port}: {(folder / 'sshd.log').read_text()}")
+        raise RuntimeError(
+            f"sshd did not listen on port {port}: {(folder / 'sshd.log').read_text()}"
+        )
+    return SshServer(folder=folder, port=port, pid=process.pid, shims=shims), process
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory, cluster: Cluster) -> Iterator[SshServer]:
+    if not os.path.exists(SSHD):
+        pytest.fail("sshd is not installed: apt-get install openssh-server (.ci/run does)")
+    folder = tmp_path_factory.mktemp("sshd")
+    shims = Shims(folder / "shims")
+    (shims.bin / "srun").unlink()
+    (shims.bin / "docker").unlink()
+    server, process = start_sshd(folder, cluster.conf, shims)
     try:
-        yield SshServer(folder=folder, port=port, pid=process.pid, shims=shims)
+        yield server
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -206,3 +206,28 @@ def test_bad_remote_input_is_one_line(remote: Remote, case: str, expected: str) 
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith(expected)
+
+
+def test_detach_then_watch_brings_back_logs_and_fetched_files(remote: Remote) -> None:
+    cluster_dir = remote.cluster_root / "work_dirs" / "fetched"
+    work = remote.remote("fetched", workflow_type="custom", bench_cmd=None,
+                         custom_cmd=f"sleep 2; echo 0.91 > {cluster_dir}/accuracy_result.txt")  # fmt: skip
+    detached = remote.go("run", str(work), "--detach")
+    assert detached.returncode == 0, detached.stderr
+    assert not (work / "accuracy_result.txt").exists()
+    watched = remote.go("watch", str(work), "--fetch", "accuracy_*.txt")
+    assert watched.returncode == 0, watched.stderr
+    found = record(work)
+    assert found["verdict"] == "PASSED"
+    assert Path(found["out_log"]).parent == work and Path(found["out_log"]).exists()
+    assert (work / "accuracy_result.txt").read_text() == "0.91\n"
+
+
+def test_a_second_drop_of_the_master_is_an_error() -> None:
+    from scriptast.errors import RunError
+    from scriptast.executor.ssh import SshTransport
+
+    transport = SshTransport("cluster")
+    transport.reconnects = 1
+    with pytest.raises(RunError, match="the ssh connection to cluster dropped again"):
+        transport._reconnect()

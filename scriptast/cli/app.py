@@ -234,6 +234,9 @@ SSH_HOST = typer.Option(
     None, "--ssh-host", help="remote_slurm: the cluster's ssh host (default: job_spec's)."
 )
 SSH_CONFIG = typer.Option(None, "--ssh-config", help="remote_slurm: an ssh config file (-F).")
+FETCH = typer.Option(
+    [], "--fetch", help="remote_slurm: also bring back these globs of remote_work_dir."
+)
 
 
 @app.command(epilog=cli_help.RUN)
@@ -261,9 +264,7 @@ def run(
     poll_max: float = POLL_MAX,
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
-    fetch: list[str] = typer.Option(
-        [], "--fetch", help="remote_slurm: also bring back these globs of remote_work_dir."
-    ),
+    fetch: list[str] = FETCH,
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.run import run_work_dirs
@@ -293,12 +294,15 @@ def watch(
     poll_max: float = POLL_MAX,
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
+    fetch: list[str] = FETCH,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
     from scriptast.executor.run import watch_work_dirs
     from scriptast.executor.submit import RunOptions
 
-    options = RunOptions(poll_max=poll_max, ssh_host=ssh_host, ssh_config=ssh_config)
+    options = RunOptions(
+        poll_max=poll_max, ssh_host=ssh_host, ssh_config=ssh_config, fetch=tuple(fetch)
+    )
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
 
 

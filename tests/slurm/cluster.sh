@@ -11,8 +11,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:?usage: cluster.sh up|down|install-deps DIR}
 
 install_deps() {
-    # fish is not Slurm's: the shell-quoting tests run it for real.
-    local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish)
+    # fish is not Slurm's: the shell-quoting tests run it for real; openssh-server is the remote
+    # cluster's front door in the tests of `scriptast run` on remote_slurm.
+    local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish
+        openssh-server openssh-client)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -44,6 +46,7 @@ stop() {
         done <"$dir/pids"
         rm -f "$dir/pids"
     fi
+    rm -rf "/run/munge/scriptast-$(printf '%s' "$dir" | sha1sum | cut -c1-12)"
 }
 
 if [ "$cmd" = down ]; then
@@ -65,17 +68,30 @@ for gpu in 0 1 2 3 4 5 6 7; do
     mknod "$dir/dev/gpu$gpu" c 1 3
 done
 
+# Ports and the munge socket are chosen now, so that two clusters on one machine do not collide.
+read -r ctld_port slurmd_port n1_port n2_port < <(python3 - <<'PY'
+import socket
+held = [socket.socket() for _ in range(4)]
+for each in held:
+    each.bind(("127.0.0.1", 0))
+print(*(each.getsockname()[1] for each in held))
+PY
+)
+munge_dir=/run/munge/scriptast-$(printf '%s' "$dir" | sha1sum | cut -c1-12)
+munge_socket=$munge_dir/munge.socket
+
 # The pyxis stand-in: a SPANK plugin that accepts pyxis's options and records them per step.
 gcc -shared -fPIC -O1 -Wall -o "$dir/lib/fakepyxis.so" "$here/fakepyxis.c"
 
 cat >"$conf" <<CONF
 ClusterName=scriptast
 SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=socket=$munge_socket
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
@@ -97,8 +113,8 @@ JobCompType=jobcomp/none
 MinJobAge=600
 ReturnToService=2
 PlugStackConfig=$dir/etc/plugstack.conf
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17001 CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=17002 CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n1_port CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$n2_port CPUs=16 RealMemory=4000 Gres=gpu:8 State=UNKNOWN
 PartitionName=batch Nodes=n1,n2 Default=YES MaxTime=04:00:00 State=UP
 PartitionName=short Nodes=n1,n2 MaxTime=00:30:00 State=UP
 CONF
@@ -109,21 +125,22 @@ echo "optional $dir/lib/fakepyxis.so log=$dir/pyxis.jsonl" >"$dir/etc/plugstack.
 : >"$dir/pyxis.jsonl"
 chmod 666 "$dir/pyxis.jsonl"
 
-# munge, as the munge user. Its files live in /run/munge (the munge user cannot enter a
-# private temporary folder); a munged that already answers on the socket is reused.
+# munge, as the munge user, on a socket of this cluster's own. Its files live under /run/munge
+# (the munge user cannot enter a private temporary folder).
 [ -s /etc/munge/munge.key ] || mungekey --create --keyfile=/etc/munge/munge.key
 mkdir -p /run/munge && chown munge:munge /run/munge && chmod 755 /run/munge
-if ! munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
-    rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
-    setpriv --reuid=munge --regid=munge --init-groups \
-        munged --foreground --pid-file=/run/munge/munged.pid --log-file=/run/munge/munged.log \
-        --seed-file=/run/munge/munged.seed </dev/null >/dev/null 2>&1 &
-    echo $! >>"$dir/pids"
-    for _ in $(seq 50); do
-        munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-fi
+mkdir -p "$munge_dir" && chown munge:munge "$munge_dir" && chmod 755 "$munge_dir"
+rm -f "$munge_socket" "$munge_socket.lock"
+setpriv --reuid=munge --regid=munge --init-groups \
+    munged --foreground --socket="$munge_socket" --pid-file="$munge_dir/munged.pid" \
+    --log-file="$munge_dir/munged.log" --seed-file="$munge_dir/munged.seed" \
+    </dev/null >/dev/null 2>&1 &
+echo $! >>"$dir/pids"
+for _ in $(seq 50); do
+    munge --socket="$munge_socket" -n </dev/null 2>/dev/null |
+        unmunge --socket="$munge_socket" >/dev/null 2>&1 && break
+    sleep 0.1
+done
 
 export SLURM_CONF="$conf"
 slurmctld -D -f "$conf" </dev/null >"$dir/log/slurmctld.stdout" 2>&1 &
@@ -136,8 +153,8 @@ done
 for _ in $(seq 100); do
     while read -r pid; do
         if ! kill -0 "$pid" 2>/dev/null; then
-            echo "a daemon (pid $pid) died while starting; logs in $dir/log and /run/munge" >&2
-            tail -n 5 "$dir"/log/*.log /run/munge/munged.log >&2 2>/dev/null || true
+            echo "a daemon (pid $pid) died while starting; logs in $dir/log and $munge_dir" >&2
+            tail -n 5 "$dir"/log/*.log "$munge_dir/munged.log" >&2 2>/dev/null || true
             exit 1
         fi
     done <"$dir/pids"
