@@ -189,6 +189,8 @@ def remote_run(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[str, 
     from tests.ssh_server import start_sshd
 
     shims = Shims(folder / "shims")
+    (shims.bin / "srun").unlink()  # the cluster's real srun
+    (shims.bin / "docker").unlink()
     server, process = start_sshd(folder, Path(env["SLURM_CONF"]), shims)
     try:
         cluster = folder / "cluster"

@@ -131,8 +131,12 @@ class RemoteLogTail:
         self._reader: threading.Thread | None = None
 
     def _start(self) -> None:
+        # tail follows a file that exists by inotify at once, one that does not yet only by
+        # polling, seconds late: wait for the job to create it, then follow it
+        quoted = shlex.quote(self.path)
         self._process = self.ssh.stream(
-            f"tail -c +{self.offset + 1} -F -- {shlex.quote(self.path)} 2>/dev/null"
+            f"while [ ! -e {quoted} ]; do sleep 0.2; done; "
+            f"exec tail -c +{self.offset + 1} -F -s 0.2 -- {quoted} 2>/dev/null"
         )
         self._reader = threading.Thread(target=self._collect, daemon=True)
         self._reader.start()
