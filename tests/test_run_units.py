@@ -324,3 +324,74 @@ def test_run_reads_exactly_the_job_spec_fields_the_docs_say() -> None:
     )
     read = set(re.findall(r"\bspec\.(\w+)", source)) & set(JobSpec.__struct_fields__)
     assert read == set(build.RUN_READS)
+
+
+def test_our_queue_timeout_cancels_a_job_that_never_starts(tmp_path: Path) -> None:
+    class Pending(FakeTransport):
+        """A job that stays PENDING until scancel, then is CANCELLED."""
+
+        def run(
+            self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+        ) -> Completed:
+            self.calls.append(list(argv))
+            if argv[0] == "squeue":
+                state = "CANCELLED" if ["scancel", "61"] in self.calls else "PENDING"
+                return Completed(code=0, out=f"61|{state}|Resources|0:00|10:00|\n", err="")
+            return Completed(code=0 if argv[0] == "scancel" else 1, out="", err="")
+
+    transport = Pending({})
+    client = SlurmClient(transport)
+    job = _followed(_job(tmp_path, "w"), "61", client)
+    lines: list[str] = []
+    follower = Follower([job], client, poll_max=0.2, timeouts={"w": (0.3, None)},
+                        status=lines.append)  # fmt: skip
+    [record] = follower.run()
+    assert record.verdict is Verdict.TIMEOUT
+    assert ["scancel", "61"] in transport.calls
+    assert "w: still queued after 0.3 s: cancelling" in lines
+    assert "w: job 61 PENDING (Resources)" in lines
+
+
+def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None:
+    import msgspec
+
+    from scriptast.executor.submit import RunOptions, uses_allocation
+    from scriptast.model.job_spec import SlurmParams
+
+    params = SlurmParams(partition="p", account="a", time_limit="01:00:00", nodes=1, ntasks=1,
+                         ntasks_per_node=1, gpus_per_node=8, gres=None, mpi_plugin=None)  # fmt: skip
+    job = _job(tmp_path, "w")
+    bench = msgspec.structs.replace(
+        job, spec=msgspec.structs.replace(job.spec, slurm_params=params, persistent_mode=True)
+    )
+    perf = msgspec.structs.replace(
+        bench, spec=msgspec.structs.replace(bench.spec, workflow_type="perf_sanity")
+    )
+    assert uses_allocation(bench, RunOptions()) is True
+    assert uses_allocation(bench, RunOptions(persistent=False)) is False
+    assert uses_allocation(perf, RunOptions(persistent=True)) is False
+
+
+def test_a_progress_line_only_on_a_terminal() -> None:
+    import io
+
+    from scriptast.executor.follow import terminal_progress
+
+    assert terminal_progress(io.StringIO()) is None
+
+
+def test_a_job_spec_of_another_version_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "job_spec.json").write_text('{"workflow_type": 3}')
+    done = subprocess.run([SCRIPTAST, "run", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {tmp_path}/job_spec.json was not written by this ")
+    assert done.stderr.endswith("emit the job again with this version\n")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_python_dash_m_scriptast_is_the_console_script() -> None:
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "scriptast", "--version"], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.stdout == "scriptast 0.1.0\n"

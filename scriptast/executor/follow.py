@@ -55,6 +55,7 @@ class Follower:
         self.cancel_deadline: float | None = None
         self.polls = 0
         self._shown: dict[str, str] = {}
+        self._stopped: dict[str, float] = {}
 
     def _on_signal(self, signum: int, frame: object) -> None:
         if self.stop is not None:
@@ -124,9 +125,13 @@ class Follower:
             hit = job.hang_hit
             self.status(f"{job.name}: hang pattern {hit.pattern!r} at line {hit.line_number}: "
                         "cancelling")  # fmt: skip
-            job.cancel()
+            self._stop(job, now)
         queue_limit, run_limit = self.timeouts.get(job.name, (None, None))
         if job.timed_out or job.hung or job.cancelled:
+            stopped = self._stopped.get(job.name)
+            if stopped is not None and now - stopped > CANCEL_GRACE:
+                job.record.notes += (f"still not over {CANCEL_GRACE:g} s after its cancel",)
+                job.finished = True
             return
         if job.running_since is None:
             if queue_limit is not None and now - job.started > queue_limit:
@@ -138,6 +143,11 @@ class Follower:
         job.timed_out = True
         job.record.notes += (f"{why}: cancelled by scriptast run",)
         self.status(f"{job.name}: {why}: cancelling")
+        self._stop(job, self.clock())
+
+    def _stop(self, job: Followed, now: float) -> None:
+        """Cancel one job; it is judged when it has left, or CANCEL_GRACE later at most."""
+        self._stopped[job.name] = now
         job.cancel()
 
     def _cancel_all(self, waiting: list[Followed], why: str) -> None:
