@@ -135,6 +135,11 @@ def _place(request: Request, trail: Trail) -> _Place:
         loaded = load_slurm_env(request.slurm_env_file, scenario.value)
         partition = slurm_params.find_partition(loaded.env, partition_name)
         slurm_params.check_account(loaded.env, account)
+        if (partition.state or "").lower().startswith(("down", "drain", "inact")):
+            trail.warn(
+                f"partition {partition_name!r} is {partition.state} in slurm_env.json: the job "
+                "waits in the queue until it is up"
+            )
         trail.add("partition", partition_name, "input partition (validated in slurm_env)")
         trail.add("account", account, "input account")
     if remote:

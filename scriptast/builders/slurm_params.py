@@ -49,8 +49,9 @@ def check_account(env: SlurmEnv, account: str) -> None:
 
 
 def uses_gres(partition: Partition | None) -> bool:
-    """Partition gres starting with `gpu:` means `--gres=gpu:N`; `(null)` or unknown means none."""
-    return partition is not None and bool(partition.gres) and str(partition.gres).startswith("gpu:")
+    """A partition gres list with a `gpu:N` entry (first or not: `craynetwork:4,gpu:4`) means
+    `--gres=gpu:N`; `(null)` or unknown means none."""
+    return partition is not None and bool(gres_gpus(partition.gres))
 
 
 def gpus_per_node(partition: Partition | None, env_check: EnvCheck | None) -> Sourced | None:
@@ -77,12 +78,12 @@ def time_limit(value: str | None, partition: Partition | None) -> tuple[str, str
         minutes = parse_time_limit(chosen)
     except ModelError as error:
         raise ResolveError(f"time_limit: {error}", field="time_limit") from None
-    if partition is not None and partition.time_limit and minutes is not None:
+    if partition is not None and partition.time_limit:
         try:
             limit = parse_time_limit(partition.time_limit)
         except ModelError:
             limit = None
-        if limit is not None and minutes > limit:
+        if limit is not None and (minutes is None or minutes > limit):
             raise ResolveError(
                 f"time_limit {chosen} exceeds partition {partition.name!r} MaxTime "
                 f"{partition.time_limit}; pass --time-limit of at most {partition.time_limit}",

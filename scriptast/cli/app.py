@@ -185,12 +185,23 @@ def probe_slurm(
     import json
 
     from scriptast.cluster.probe import probe
+    from scriptast.errors import ScriptastError
 
-    text = json.dumps(probe(), indent=2) + "\n"
+    if output is not None and output.is_dir():
+        fail(f"-o {output} is a folder: give a file name, such as {output / 'slurm_env.json'}")
+    if output is not None and not output.parent.is_dir():
+        fail(f"cannot write {output}: its folder {output.parent} does not exist; create it first")
+    try:
+        text = json.dumps(probe(), indent=2) + "\n"
+    except ScriptastError as error:
+        fail(str(error))
     if output is None:
         sys.stdout.write(text)
-    else:
+        return
+    try:
         output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(f"cannot write {output}: {error.strerror}")
 
 
 RUN_EXIT = 2

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptast.cluster.slurm_env import NO_CLIENT_TOOLS
+from scriptast.errors import InputError
 from scriptast.model.slurm_options import gres_gpus
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
@@ -89,7 +90,7 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
         "partitions": [],
         "pmix": {"available": [], "preferred": None},
         "errors": [],
-        "remote_cwd": os.getcwd(),
+        "remote_cwd": _working_directory(),
     }
     if not which("sinfo") or not which("scontrol"):
         env["errors"].append(NO_CLIENT_TOOLS)
@@ -121,3 +122,14 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
     else:
         env["errors"].append("accounts unknown: sacctmgr has no accounting database to ask")
     return env
+
+
+def _working_directory() -> str:
+    """This process's working directory (slurm_env's remote_cwd), or InputError if deleted."""
+    try:
+        return os.getcwd()
+    except OSError:
+        raise InputError(
+            "the working directory no longer exists (it was deleted); cd to one that does: "
+            "probe-slurm records it as remote_cwd"
+        ) from None

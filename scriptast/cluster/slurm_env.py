@@ -97,4 +97,36 @@ def load_slurm_env(path: str | None, scenario: str) -> LoadedSlurmEnv:
         env = msgspec.convert(raw, type=SlurmEnv)
     except msgspec.ValidationError as error:
         raise InputError(f"slurm_env_file {path} has the wrong shape: {error}") from None
+    found = contradictions(env)
+    if found:
+        raise InputError(
+            f"slurm_env_file {path} contradicts itself: {found[0]}; probe the cluster again "
+            "(scriptast probe-slurm) or correct the file"
+        )
     return LoadedSlurmEnv(env=env, raw=raw, path=path)
+
+
+def contradictions(env: SlurmEnv) -> list[str]:
+    """What a slurm_env says that cannot be true of one cluster (a job sized by it could not
+    run): a partition listed twice, no GPUs where GPUs are counted, a preferred MPI plugin
+    srun does not offer."""
+    from scriptast.model.slurm_options import gres_gpus
+
+    found = []
+    seen: set[str] = set()
+    for partition in env.partitions:
+        if partition.name in seen:
+            found.append(f"partition {partition.name!r} is listed twice")
+        seen.add(partition.name)
+        if partition.gpus_per_node is not None and partition.gpus_per_node <= 0:
+            found.append(
+                f"partition {partition.name!r} has gpus_per_node {partition.gpus_per_node}"
+            )
+        if gres_gpus(partition.gres) == 0:
+            found.append(f"partition {partition.name!r} has gres {partition.gres} (no GPU)")
+    preferred, offered = env.pmix.preferred, env.pmix.available
+    if preferred and offered and preferred not in offered:
+        found.append(
+            f"pmix.preferred {preferred!r} is not in pmix.available ({', '.join(offered)})"
+        )
+    return found

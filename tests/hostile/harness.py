@@ -10,6 +10,7 @@ line and nothing written, or output that keeps the rule the class attacks.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -329,6 +330,108 @@ def attack_sweeps(root: Path, scale: int) -> Tally:
     return tally
 
 
+def _lying_env(root: Path, name: str, change: Callable[[dict[str, Any]], None]) -> str:
+    data: dict[str, Any] = json.loads((ROOT / "examples/slurm_env.json").read_text())
+    change(data)
+    path = root / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _batch(data: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = data["partitions"][0]
+    return found
+
+
+LIES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "gres gpu:0": lambda d: _batch(d).update(gres="gpu:0"),
+    "gres gpu:h100:0": lambda d: _batch(d).update(gres="gpu:h100:0(IDX:N/A)"),
+    "gpus_per_node 0": lambda d: _batch(d).update(gpus_per_node=0),
+    "gpus_per_node -4": lambda d: _batch(d).update(gpus_per_node=-4),
+    "a partition listed twice": lambda d: d["partitions"].append(dict(_batch(d))),
+    "pmix.preferred not offered": lambda d: d["pmix"].update(preferred="pmix_v5"),
+}
+READ_ONLY_KEYS = ("UID", "EUID", "PPID", "BASHPID", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO",
+                  "GROUPS", "RANDOM", "LINENO")  # fmt: skip
+
+
+def attack_lying_values(root: Path, scale: int) -> Tally:
+    """slurm_env.json that contradicts itself, time limits past MaxTime, custom_env keys bash
+    will not assign: one error line naming the value, nothing written; a down partition warns;
+    a gres list with `gpu:N` not first still sizes the job."""
+    tally = Tally(
+        "values that lie (slurm_env contradictions, UNLIMITED past MaxTime, read-only custom_env keys): one error line; a down partition warns"
+    )
+    environment = {**os.environ, "HOME": str(root / "home")}
+
+    def refused(name: str, text: str, **changes: Any) -> None:
+        folder = root / f"w{tally.tried}"
+        request = root / f"r{tally.tried}.json"
+        fields = {**base_fields(root), "work_dir": str(folder), **changes}
+        request.write_text(json.dumps({k: v for k, v in fields.items() if v is not None}))
+        done = subprocess.run([SCRIPTAST, "emit", "--request", str(request)], env=environment,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        lines = done.stderr.splitlines()
+        ok = (done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
+              and text in lines[0] and not folder.exists())  # fmt: skip
+        tally.record(name, ok)
+
+    for _ in range(scale):
+        for name, change in LIES.items():
+            path = _lying_env(root, name.replace(" ", "_"), change)
+            refused(name, "contradicts itself", slurm_env_file=path)
+        for limit in ("UNLIMITED", "infinite", "1-00:00:00"):
+            refused(
+                f"time_limit {limit}",
+                f"time_limit {limit} exceeds partition 'batch' MaxTime",
+                time_limit=limit,
+            )
+        for key in READ_ONLY_KEYS:
+            refused(f"custom_env {key}", f"custom_env key {key!r}", workflow_type="custom",
+                    bench_cmd=None, custom_cmd="env", custom_env=f"{key}=1 FOO=2")  # fmt: skip
+    down = _lying_env(root, "down", lambda d: _batch(d).update(state="down"))
+    output = _generate(root, slurm_env_file=down)
+    tally.record(
+        "a down partition", any("is down in slurm_env.json" in w for w in output.job.warnings)
+    )
+    listed = _lying_env(
+        root, "cray", lambda d: _batch(d).update(gres="craynetwork:4,gpu:4", gpus_per_node=None)
+    )
+    output = _generate(root, slurm_env_file=listed)
+    script = next(f.text for f in output.files if f.path.endswith(".slurm"))
+    tally.record("gres craynetwork:4,gpu:4", "#SBATCH --gres=gpu:2\n" in script)
+    return tally
+
+
+def attack_probe_outputs(root: Path, scale: int) -> Tally:
+    """probe-slurm told to write where it cannot, or run from a deleted folder: one error
+    line, exit 1, no traceback."""
+    tally = Tally(
+        "probe-slurm (-o in a missing folder, -o a folder, a deleted working directory): one error line"
+    )
+    for index in range(scale):
+        gone = root / f"gone{index}"
+        gone.mkdir()
+        cases = {
+            "missing folder": ([SCRIPTAST, "probe-slurm", "-o", str(root / "no" / "x.json")], root),
+            "a folder": ([SCRIPTAST, "probe-slurm", "-o", str(root)], root),
+            "deleted cwd": ([SCRIPTAST, "probe-slurm", "-o", str(root / "p.json")], gone),
+        }
+        for name, (argv, cwd) in cases.items():
+            if name == "deleted cwd":
+                done = subprocess.run(
+                    ["bash", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "-", str(cwd), *argv],
+                    capture_output=True, text=True, timeout=60,
+                )  # fmt: skip
+            else:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd)
+            lines = done.stderr.splitlines()
+            ok = (done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
+                  and "Traceback" not in done.stderr and not (root / "p.json").exists())  # fmt: skip
+            tally.record(name, ok)
+    return tally
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -337,6 +440,8 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_commands,
     attack_write_faults,
     attack_sweeps,
+    attack_lying_values,
+    attack_probe_outputs,
 )
 
 

@@ -58,6 +58,15 @@ def check_request(request: Request) -> None:
         raise ResolveError("give custom_cmd or custom_script, not both", field="custom_cmd")
 
 
+BASH_READONLY = frozenset({"UID", "EUID", "PPID", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO"})
+"""Names bash refuses to assign (`readonly variable`): under `set -e` the run script would stop."""
+BASH_DYNAMIC = frozenset(
+    {"BASHPID", "GROUPS", "FUNCNAME", "BASH_COMMAND", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME",
+     "SRANDOM", "BASH_LINENO", "BASH_SOURCE", "HISTCMD", "RANDOM"}
+)  # fmt: skip
+"""Names whose assignment bash ignores or overwrites: the command would never see the value."""
+
+
 def parse_custom_env(text: str | None) -> tuple[tuple[str, str], ...]:
     """Space-separated KEY=VALUE pairs, split as the shell would (quotes group)."""
     if not text:
@@ -79,6 +88,13 @@ def parse_custom_env(text: str | None) -> tuple[tuple[str, str], ...]:
         if not IDENTIFIER.match(key):
             raise ResolveError(
                 f"custom_env key {key!r} is not a shell identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                field="custom_env",
+            )
+        if key in BASH_READONLY or key in BASH_DYNAMIC:
+            why = "is read-only" if key in BASH_READONLY else "is set by bash itself"
+            raise ResolveError(
+                f"custom_env key {key!r} {why}: the run script cannot export it; give the value "
+                "another name",
                 field="custom_env",
             )
         pairs.append((key, value))
