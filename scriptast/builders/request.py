@@ -11,8 +11,8 @@ from typing import Any, Literal
 import msgspec
 
 from scriptast.builders.file_names import NAME_MAX
-from scriptast.common.suggest import did_you_mean
-from scriptast.common.text_files import decode_utf8, yaml_problem
+from scriptast.common.suggest import did_you_mean, shown
+from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
 from scriptast.errors import InputError
 
 
@@ -100,7 +100,7 @@ def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
     """The fields of a JSON, TOML or YAML request file (`-` with `data` for standard input)."""
     if data is None:
         try:
-            data = Path(path).read_bytes()
+            data = file_bytes(path)
         except OSError as error:
             raise InputError(f"cannot read request file {path}: {error.strerror}") from None
     text = decode_utf8(data, f"request file {path}")
@@ -142,15 +142,16 @@ def check_field_names(fields: dict[str, Any], origin: str) -> None:
             )
         if name not in REQUEST_FIELDS:
             raise InputError(
-                f"unknown request field {name!r} in {origin}{did_you_mean(name, REQUEST_FIELDS)}; "
-                "see `scriptast schema request` for the fields"
+                f"unknown request field {shown(name)} in {origin}"
+                f"{did_you_mean(name, REQUEST_FIELDS)}; see `scriptast schema request` for the "
+                "fields"
             )
     env_check = fields.get("env_check")
     if isinstance(env_check, dict):
         for name in env_check:
             if not isinstance(name, str) or name not in _ENV_CHECK_FIELDS:
                 raise InputError(
-                    f"unknown env_check field {name!r} in {origin}"
+                    f"unknown env_check field {shown(str(name))} in {origin}"
                     f"{did_you_mean(str(name), _ENV_CHECK_FIELDS)}; "
                     f"known: {', '.join(_ENV_CHECK_FIELDS)}"
                 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scriptast.cli.fields import split_flags
@@ -102,13 +101,17 @@ def _print(text: str, done: str) -> None:
 
 def _read_stdin() -> bytes:
     """Standard input's bytes; a closed or unreadable one is an error line."""
+    from scriptast.common.text_files import MOST_INPUT_BYTES
     from scriptast.errors import InputError
 
     stream = getattr(sys.stdin, "buffer", None)
     try:
         if stream is None:
             raise OSError(9, "Bad file descriptor")
-        return bytes(stream.read())
+        data = bytes(stream.read(MOST_INPUT_BYTES + 1))
+        if len(data) > MOST_INPUT_BYTES:
+            raise OSError(27, f"more than the {MOST_INPUT_BYTES // 2**20} MiB a request may be")
+        return data
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise InputError(f"cannot read the request from standard input: {reason}") from None
@@ -150,11 +153,12 @@ def _json_result(output: Output) -> str:
 def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     """Emit every request of a JSON-lines file; flags apply to each; `FILE line N: error: ...`
     for each line that failed, every good line written, exit 1 if any failed."""
+    from scriptast.common.text_files import file_bytes
     from scriptast.pipeline.sweep import read_lines, run_sweep
 
     path = values["requests"]
     try:
-        data = Path(path).read_bytes()
+        data = file_bytes(path)
     except OSError as error:
         fail(f"cannot read {path}: {error.strerror}")
     flags = split_flags(values)

@@ -3,7 +3,9 @@ names the file and the byte."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -15,6 +17,9 @@ _CONTENTS: Memo[bytes] = Memo(64)
 times): a sweep reads the same repository and cluster files for every job."""
 SETTLED_NS = 1_000_000_000
 """How long ago a file must have changed for its bytes to be remembered."""
+MOST_INPUT_BYTES = 16 * 1024 * 1024
+"""No input file of scriptast (request, sweep, slurm_env, properties, test file, config) is
+larger; a larger one, or one that never ends, is refused before it exhausts memory."""
 
 
 def require_file(path: str | None, field: str) -> str:
@@ -38,15 +43,39 @@ def decode_utf8(data: bytes, what: str) -> str:
         ) from None
 
 
+def regular_file_bytes(
+    path: str | Path, most: int = MOST_INPUT_BYTES
+) -> tuple[bytes, os.stat_result]:
+    """The bytes and status of the regular file at `path`, or OSError: not a regular file (a
+    FIFO or a device is never read, and never opened so as to block), or more than `most`."""
+    descriptor = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
+        too_big = OSError(errno.EFBIG, f"larger than the {most // 2**20} MiB an input may be")
+        if status.st_size > most:
+            raise too_big
+        chunks = []
+        total = 0
+        while chunk := os.read(descriptor, 1 << 20):
+            total += len(chunk)
+            if total > most:
+                raise too_big
+            chunks.append(chunk)
+        return b"".join(chunks), status
+    finally:
+        os.close(descriptor)
+
+
 def file_bytes(path: str | Path) -> bytes:
-    """The bytes of the file at `path`, or the OSError that reading it raises. Remembered while
-    the file's identity stays the same: a file changed on disk is read again."""
+    """The bytes of the file at `path`, or the OSError that reading it raises (see
+    regular_file_bytes). Remembered while the file's identity stays the same: a file changed
+    on disk is read again."""
     name = os.fspath(path)
     data = _CONTENTS.get(_identity(name, os.stat(name)))
     if data is None:
-        with open(name, "rb") as stream:
-            data = stream.read()
-            status = os.fstat(stream.fileno())
+        data, status = regular_file_bytes(name)
         # a file changed within the last second may change again within the same timestamp
         if time.time_ns() - max(status.st_mtime_ns, status.st_ctime_ns) > SETTLED_NS:
             _CONTENTS.put(_identity(name, status), data)

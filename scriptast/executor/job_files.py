@@ -3,13 +3,14 @@ the digests of the files written with it, and the log files the script's `#SBATC
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import posixpath
-import stat
 
 import msgspec
 
+from scriptast.common.text_files import regular_file_bytes
 from scriptast.errors import RunError
 from scriptast.model.job_spec import JobSpec
 from scriptast.readers.readback import sbatch_tokens
@@ -37,23 +38,13 @@ def read_regular(path: str, what: str) -> bytes:
     """The bytes of a regular file of at most MOST_BYTES (never a FIFO or a device: no
     blocking open), or RunError naming it."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return regular_file_bytes(path, MOST_BYTES)[0]
     except FileNotFoundError:
         raise RunError(f"no {what} at {path}") from None
     except OSError as error:
+        if error.errno in (errno.EINVAL, errno.EFBIG):
+            raise RunError(f"{what} {path} is {error.strerror}") from None
         raise RunError(f"cannot read {what} {path}: {error.strerror}") from None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            raise RunError(f"{what} {path} is not a regular file")
-        if info.st_size > MOST_BYTES:
-            raise RunError(f"{what} {path} is larger than {MOST_BYTES // 2**20} MiB")
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
 
 
 def load_job(work_dir: str) -> LoadedJob:

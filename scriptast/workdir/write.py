@@ -197,10 +197,21 @@ def _locked(work_dir: str, pending: Pending) -> Iterator[None]:
 
 
 def _lock_seconds() -> float:
-    try:
-        return float(os.environ.get("SCRIPTAST_LOCK_TIMEOUT", LOCK_SECONDS))
-    except ValueError:
+    import math
+
+    text = os.environ.get("SCRIPTAST_LOCK_TIMEOUT")
+    if text is None:
         return LOCK_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise WriteError(
+            f"SCRIPTAST_LOCK_TIMEOUT={text[:40]!r} is not a number of seconds >= 0: set it so, "
+            f"or unset it for {LOCK_SECONDS:g}"
+        )
+    return seconds
 
 
 def _lock_target(work_dir: str) -> int:
@@ -241,8 +252,7 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
     if not spec:
         return []
     try:
-        with open(posixpath.join(work_dir, spec), "rb") as stream:
-            recorded = json.loads(stream.read()).get("files")
+        recorded = json.loads(_regular_bytes(posixpath.join(work_dir, spec))).get("files")
     except (OSError, ValueError, AttributeError):
         return []
     if not isinstance(recorded, dict):
@@ -254,13 +264,26 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
         if not isinstance(name, str) or name in written or not _plain_relative(name):
             continue
         try:
-            with open(posixpath.join(work_dir, name), "rb") as stream:
-                current = hashlib.sha256(stream.read()).hexdigest()
+            current = hashlib.sha256(_regular_bytes(posixpath.join(work_dir, name))).hexdigest()
         except OSError:
             continue
         if current == digest:
             stale.append(name)
     return stale
+
+
+def _regular_bytes(path: str, most: int = 64 * 1024 * 1024) -> bytes:
+    """A regular file's bytes (never a FIFO's: not opened so as to block), or OSError."""
+    import stat
+
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > most:
+            raise OSError(errno.EINVAL, "not a regular file of an emit")
+        return os.read(descriptor, status.st_size + 1)
+    finally:
+        os.close(descriptor)
 
 
 def _plain_relative(name: str) -> bool:

@@ -432,6 +432,113 @@ def attack_probe_outputs(root: Path, scale: int) -> Tally:
     return tally
 
 
+def _endless(root: Path, name: str, kind: str) -> str:
+    """A FIFO nobody writes to, /dev/zero, or a 100 MB sparse file."""
+    if kind == "zero":
+        return "/dev/zero"
+    path = root / name
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        with open(path, "wb") as stream:
+            stream.truncate(100 * 1024 * 1024)
+    return str(path)
+
+
+def _emits_quickly(argv: list[str], env: dict[str, str], stdin: Any = subprocess.DEVNULL,
+                   done_ok: bool = False) -> bool:  # fmt: skip
+    try:
+        done = subprocess.run([SCRIPTAST, *argv], capture_output=True, text=True, env=env,
+                              stdin=stdin, timeout=30)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return False
+    lines = done.stderr.splitlines()
+    if done_ok and done.returncode == 0:
+        return True
+    return (done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
+            and len(lines[0]) < 1000)  # fmt: skip
+
+
+def attack_endless_inputs(root: Path, scale: int) -> Tally:
+    """FIFOs, /dev/zero and huge files as the request, sweep, slurm_env, properties or
+    job_spec.json; a 1 MB field name; a bad SCRIPTAST_LOCK_TIMEOUT; a signal while emit waits
+    for the lock: emit ends within 30 s with one error line (or, for job_spec.json, its job)."""
+    tally = Tally(
+        "inputs that never end (FIFOs, /dev/zero, 100 MB, 1 MB names, a bad lock timeout, a signal while locked): one error line, no hang"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+    repo = root / "repo"
+    shutil.copytree(ROOT / "tests/fixtures/trtllm", repo)
+    for round_ in range(scale):
+        for kind in ("fifo", "zero", "huge"):
+            endless = _endless(root, f"request{round_}{kind}.json", kind)
+            tally.record(f"request {kind}", _emits_quickly(["emit", "--request", endless], env))
+            sweep = _endless(root, f"sweep{round_}{kind}.jsonl", kind)
+            tally.record(f"sweep {kind}", _emits_quickly(["emit", "--requests", sweep], env))
+            fields = {**base_fields(root), "work_dir": str(root / f"w{round_}{kind}")}
+            good = root / f"good{round_}{kind}.json"
+            fields["slurm_env_file"] = _endless(root, f"env{round_}{kind}.json", kind)
+            good.write_text(json.dumps(fields))
+            tally.record(f"slurm_env {kind}", _emits_quickly(["emit", "--request", str(good)], env))
+        with open("/dev/zero", "rb") as zero:
+            tally.record("stdin /dev/zero", _emits_quickly(["emit", "--request", "-"], env, zero))
+        properties = repo / "jenkins/current_image_tags.properties"
+        properties.unlink()
+        os.mkfifo(properties)
+        fields = {**base_fields(root), "repo_root": str(repo), "work_dir": str(root / "wp")}
+        request = root / f"props{round_}.json"
+        request.write_text(json.dumps(fields))
+        tally.record("properties fifo", _emits_quickly(["emit", "--request", str(request)], env))
+        properties.unlink()
+        shutil.copy(
+            ROOT / "tests/fixtures/trtllm/jenkins/current_image_tags.properties", properties
+        )
+        work = root / f"spec{round_}"
+        work.mkdir()
+        os.mkfifo(work / "job_spec.json")
+        request = root / f"spec{round_}.json"
+        request.write_text(json.dumps({**base_fields(root), "work_dir": str(work)}))
+        ok = _emits_quickly(["emit", "--request", str(request)], env, done_ok=True)
+        tally.record("job_spec.json fifo", ok and (work / "job_spec.json").is_file())
+        request = root / f"name{round_}.json"
+        request.write_text(json.dumps({**base_fields(root), "x" * 1_000_000: 1}))
+        tally.record("1 MB field name", _emits_quickly(["emit", "--request", str(request)], env))
+        for value in ("nan", "inf", "-1", "soon", "1e400"):
+            request = root / f"lock{round_}.json"
+            request.write_text(json.dumps({**base_fields(root), "work_dir": str(root / "wl")}))
+            argv = ["emit", "--request", str(request)]
+            tally.record(f"lock timeout {value}",
+                         _emits_quickly(argv, {**env, "SCRIPTAST_LOCK_TIMEOUT": value}))  # fmt: skip
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            tally.record(f"{signum.name} while locked", _signalled_while_locked(root, env, signum))
+    return tally
+
+
+def _signalled_while_locked(root: Path, env: dict[str, str], signum: int) -> bool:
+    import fcntl
+    import time
+
+    work = root / "locked"
+    work.mkdir(exist_ok=True)
+    request = root / "locked.json"
+    request.write_text(json.dumps({**base_fields(root), "work_dir": str(work)}))
+    holder = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        process = subprocess.Popen([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(1.0)
+        process.send_signal(signum)
+        try:
+            _, err = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return False
+        return process.returncode == 1 and len(err.splitlines()) == 1 and "interrupted" in err
+    finally:
+        os.close(holder)
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -442,6 +549,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_sweeps,
     attack_lying_values,
     attack_probe_outputs,
+    attack_endless_inputs,
 )
 
 
