@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from scriptast.errors import ScriptastError
@@ -74,7 +75,7 @@ def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[
         except ScriptastError as error:
             yield number, None, str(error)
             continue
-        work_dir = os.path.normpath(request.work_dir)
+        work_dir = os.path.realpath(request.work_dir)  # //x, x/. and a symlink are one folder
         if work_dir in owners:
             yield (
                 number,
@@ -132,14 +133,71 @@ def run_sweep(
             if entry[1] is not None:
                 yield entry[1]
 
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
+    yield from _in_pool(planned, requests(), workers, len(lines))
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=context,
+        mp_context=multiprocessing.get_context("fork"),
         initializer=_die_with_parent,
         initargs=(os.getpid(),),
-    ) as pool:
-        # map takes every request before it returns (submitting each chunk as it fills)
-        results = pool.map(emit_request, requests(), chunksize=max(1, len(lines) // (workers * 8)))
-        for number, request, problem in planned:
-            yield number, problem if request is None else next(results)
+    )
+
+
+def _in_pool(
+    planned: list[Planned], requests: Iterator[Request], workers: int, total: int
+) -> Iterator[tuple[int, str | None]]:
+    """The requests emitted by a pool of workers, results in line order. A worker that dies
+    (killed, out of memory) breaks the pool: the lines in flight then are emitted again, each
+    alone in a pool of its own, and a line whose worker dies again is reported failed."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    window = workers * max(2, min(64, total // (workers * 8)))
+    pool = _pool(workers)
+    futures: deque[tuple[Request, Future[str | None]]] = deque()
+    pending = iter(requests)
+    index = 0
+    try:
+        while True:
+            while len(futures) < window and (request := next(pending, None)) is not None:
+                futures.append((request, pool.submit(emit_request, request)))
+            while index < len(planned) and planned[index][1] is None:
+                yield planned[index][0], planned[index][2]
+                index += 1
+            if not futures:
+                return
+            request, future = futures.popleft()
+            try:
+                outcome = future.result()
+            except BrokenProcessPool:
+                pool.shutdown(wait=False, cancel_futures=True)
+                outcome = _alone(request)
+                for position, (queued, held) in enumerate(futures):
+                    if not (held.done() and held.exception() is None):
+                        futures[position] = (queued, _settled(_alone(queued)))
+                pool = _pool(workers)
+            yield planned[index][0], outcome
+            index += 1
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _alone(request: Request) -> str | None:
+    """One request emitted in a pool of its own worker; a death there is this line's."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    with _pool(1) as single:
+        try:
+            return single.submit(emit_request, request).result()
+        except BrokenProcessPool:
+            return (
+                "the worker emitting this line died (killed, or out of memory), and again "
+                "when it was emitted alone; emit it on its own to see why"
+            )
+
+
+def _settled(outcome: str | None) -> Future[str | None]:
+    done: Future[str | None] = Future()
+    done.set_result(outcome)
+    return done

@@ -539,6 +539,63 @@ def _signalled_while_locked(root: Path, env: dict[str, str], signum: int) -> boo
         os.close(holder)
 
 
+def attack_sweep_identities(root: Path, scale: int) -> Tally:
+    """Sweeps whose lines name one work_dir under other spellings (`//x`, `x/.`, a symlink):
+    the later lines are refused; a pool worker killed mid-sweep costs no line its result."""
+    tally = Tally(
+        "sweeps (one work_dir spelled three ways; a worker killed by SIGKILL mid-sweep): every line a result, the same folder refused"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+    for round_ in range(scale):
+        folder = root / f"same{round_}"
+        folder.mkdir()
+        (root / f"link{round_}").symlink_to(folder)
+        spellings = [str(folder), "/" + str(folder), f"{folder}/.", str(root / f"link{round_}")]
+        sweep = root / f"spell{round_}.jsonl"
+        sweep.write_text("".join(json.dumps({**base_fields(root), "work_dir": s}) + "\n"
+                                 for s in spellings))  # fmt: skip
+        done = subprocess.run([SCRIPTAST, "emit", "--requests", str(sweep)], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        refused = [
+            line for line in done.stderr.splitlines() if "is also the work_dir of line 1" in line
+        ]
+        tally.record("one folder, four spellings", done.returncode == 1 and len(refused) == 3)
+        tally.record("a worker killed mid-sweep", _sweep_with_a_killed_worker(root, env, round_))
+    return tally
+
+
+def _sweep_with_a_killed_worker(root: Path, env: dict[str, str], round_: int) -> bool:
+    import time
+
+    lines = 600
+    sweep = root / f"kill{round_}.jsonl"
+    sweep.write_text("".join(
+        json.dumps({**base_fields(root), "work_dir": str(root / f"k{round_}" / str(n)),
+                    "model_name": f"m{n}"}) + "\n" for n in range(lines)
+    ))  # fmt: skip
+    process = subprocess.Popen([SCRIPTAST, "emit", "--requests", str(sweep)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    killed = False
+    deadline = time.monotonic() + 20
+    while not killed and time.monotonic() < deadline and process.poll() is None:
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
+                                  text=True).stdout.split()  # fmt: skip
+        if len(list((root / f"k{round_}").glob("*/job_spec.json"))) > 50 and children:
+            os.kill(int(children[0]), signal.SIGKILL)
+            killed = True
+        time.sleep(0.02)
+    out, err = process.communicate(timeout=300)
+    written = len(list((root / f"k{round_}").glob("*/job_spec.json")))
+    failed = [line for line in err.splitlines() if ": error: " in line]
+    return (
+        killed
+        and "Traceback" not in err
+        and out
+        == f"Generated {lines - len(failed)} of {lines} jobs from {sweep}; {len(failed)} failed\n"
+        and written + len(failed) == lines
+    )
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -550,6 +607,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_lying_values,
     attack_probe_outputs,
     attack_endless_inputs,
+    attack_sweep_identities,
 )
 
 
