@@ -71,10 +71,14 @@ def run_submit(
     with (
         work_dir_held(work_dir) as pending,
         _shims(slurm_env) as shim_dir,
+        _links_aside([w.path for w in watched]),
         _restored([w.path for w in watched]) as before,
     ):
         for item in staged:
-            with open(item.path, "w", encoding="utf-8") as stream:
+            descriptor = os.open(
+                item.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644
+            )
+            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
                 stream.write(item.text)
         result = _run(argv, cwd, shim_dir, extra_env, pending)
         interrupted(pending, work_dir)
@@ -189,6 +193,33 @@ def _changed(folder: Watched, before: dict[str, Signature]) -> list[Taken]:
 class _Backup(msgspec.Struct, frozen=True):
     data: bytes
     mode: int
+
+
+LINK_ASIDE = ".link-set-aside-by-scriptast-"
+
+
+@contextlib.contextmanager
+def _links_aside(folders: list[str]) -> Iterator[None]:
+    """Symbolic links in the folders submit.py writes into (top level, and inside their real
+    sub-folders) moved aside while it runs, and put back after: submit.py opens its files for
+    writing, which would follow a link planted at one of their names out of work_dir."""
+    moved: list[tuple[str, str]] = []
+    try:
+        for folder in folders:
+            for relative in _listing(folder):
+                path = posixpath.join(folder, relative)
+                if os.path.islink(path):
+                    folder_of, name = posixpath.split(path)
+                    aside = posixpath.join(folder_of, LINK_ASIDE + name)
+                    os.rename(path, aside)
+                    moved.append((aside, path))
+        yield
+    finally:
+        for aside, path in reversed(moved):
+            with contextlib.suppress(OSError):
+                if os.path.lexists(path) and not os.path.isdir(path):
+                    os.unlink(path)
+                os.rename(aside, path)
 
 
 @contextlib.contextmanager

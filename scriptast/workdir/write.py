@@ -263,6 +263,8 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
     for name, digest in sorted(recorded.items()):
         if not isinstance(name, str) or name in written or not _plain_relative(name):
             continue
+        if "/" in name and os.path.islink(posixpath.join(work_dir, name.split("/")[0])):
+            continue  # a folder that now points elsewhere: what is there is not ours
         try:
             current = hashlib.sha256(_regular_bytes(posixpath.join(work_dir, name))).hexdigest()
         except OSError:
@@ -312,6 +314,11 @@ class _Change:
         )
 
     def _folder(self, folder: str) -> None:
+        if folder != self.work_dir and os.path.islink(folder):
+            raise WriteError(
+                f"{folder} is a symbolic link: emit writes nothing through one (it would "
+                "write outside work_dir); remove it"
+            )
         if os.path.isdir(folder):
             return
         try:

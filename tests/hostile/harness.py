@@ -10,6 +10,7 @@ line and nothing written, or output that keeps the rule the class attacks.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -596,6 +597,74 @@ def _sweep_with_a_killed_worker(root: Path, env: dict[str, str], round_: int) ->
     )
 
 
+def _perf_fields(root: Path, work: Path) -> dict[str, Any]:
+    """The bundled perf_sanity request on a copy of the fixture repository (submit.py changes
+    the modes of its helper scripts)."""
+    fields: dict[str, Any] = json.loads(
+        (ROOT / "examples/perf_sanity_local_slurm.json").read_text()
+    )
+    repo = root / "perf-repo"
+    if not repo.exists():
+        shutil.copytree(ROOT / "tests/fixtures/trtllm", repo)
+    for name in ("slurm_env_file", "models_path"):
+        fields[name] = str(ROOT / fields[name])
+    config = Path(fields["perf_config_yaml"]).relative_to("tests/fixtures/trtllm")
+    fields.update(repo_root=str(repo), perf_config_yaml=str(repo / config), work_dir=str(work))
+    return fields
+
+
+def attack_symlinks(root: Path, scale: int) -> Tally:
+    """Symbolic links planted in work_dir (at a file emit writes, at a folder an earlier
+    job_spec names, where submit.py writes): nothing outside work_dir is written, moved or
+    removed; the link itself is replaced, or emit refuses with one line."""
+    tally = Tally(
+        "symlinks planted in work_dir (at a file emit writes, a folder an earlier job_spec names, where submit.py writes): nothing outside it changed"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+    outside = root / "outside"
+    outside.mkdir()
+
+    def emit(name: str, fields: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+        request = root / f"{name}.json"
+        request.write_text(json.dumps(fields))
+        return subprocess.run([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    for round_ in range(scale):
+        victim = outside / f"victim{round_}"
+        victim.write_text("precious\n")
+        for name in ("llama_3_1_8b_instruct_bench.slurm", "job_spec.json"):
+            work = root / f"file{round_}{name}"
+            work.mkdir()
+            (work / name).symlink_to(victim)
+            done = emit(f"file{round_}{name}", {**base_fields(root), "work_dir": str(work)})
+            ok = (done.returncode == 0 and victim.read_text() == "precious\n"
+                  and not (work / name).is_symlink())  # fmt: skip
+            tally.record(f"a link at {name}", ok)
+        work = root / f"earlier{round_}"
+        (work).mkdir()
+        kept = outside / f"kept{round_}"
+        kept.mkdir()
+        (kept / "a.txt").write_text("theirs\n")
+        digest = hashlib.sha256(b"theirs\n").hexdigest()
+        (work / "job_spec.json").write_text(json.dumps({"files": {"sub/a.txt": digest}}))
+        (work / "sub").symlink_to(kept)
+        done = emit(f"earlier{round_}", {**base_fields(root), "work_dir": str(work)})
+        kept_file = kept / "a.txt"
+        tally.record("a link at a folder an earlier job_spec names",
+                     done.returncode == 0 and kept_file.exists()
+                     and kept_file.read_text() == "theirs\n")  # fmt: skip
+        for name in ("slurm_launch.sh", "test_list.txt"):
+            work = root / f"perf{round_}{name}"
+            work.mkdir()
+            (work / name).symlink_to(victim)
+            done = emit(f"perf{round_}{name}", _perf_fields(root, work))
+            ok = (done.returncode == 0 and victim.read_text() == "precious\n"
+                  and (work / name).is_file() and not (work / name).is_symlink())  # fmt: skip
+            tally.record(f"a link where submit.py writes {name}", ok)
+    return tally
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -608,6 +677,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_probe_outputs,
     attack_endless_inputs,
     attack_sweep_identities,
+    attack_symlinks,
 )
 
 
