@@ -142,3 +142,64 @@ def local_file(repo_root: str, relative: str, what: str) -> str:
     if not Path(path).is_file():
         raise ResolveError(f"{what} {path} does not exist in repo_root", field=what)
     return path
+
+
+_PASSABLE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@+=,-")
+_EXTRA_PASSABLE = {"image": frozenset("#"), "test_list": frozenset("[]")}
+_REQUEST_FIELD = {
+    "partition": "partition",
+    "account": "account",
+    "job_name": "model_name",
+    "image": "container_image",
+    "work_dir": "work_dir",
+    "llm_src": "repo_root",
+    "llm_models_root": "llm_models_root",
+    "launch_sh": "work_dir",
+    "time": "time_limit",
+    "test_list": "test_cmd",
+    "config_file": "perf_config_yaml",
+    "test_name": "perf_test_name",
+    "benchmark_mode": "perf_config_yaml",
+    "draft_launch_sh": "repo_root",
+    "install_mode": "install_mode",
+    "wheel_path": "wheel_path",
+}
+"""Each value submit.py receives, and the request field it comes from. submit.py puts them
+into `#SBATCH` lines, single- and double-quoted exports, an unquoted export and the
+`srunArgs=( "..." )` array as they are (its f-strings quote nothing)."""
+
+
+def check_passable(submit: PerfSubmit, remote: bool) -> None:
+    """Every value submit.py receives must keep its meaning in the launch script it writes:
+    letters, digits and `. _ - / : @ + = ,` only (an image may hold enroot's `#`, a test list
+    its brackets); a `%` in the work dir would be read by Slurm in `#SBATCH -o`."""
+    for name, field in _REQUEST_FIELD.items():
+        value = getattr(submit, name)
+        if not value:
+            continue
+        allowed = _PASSABLE | _EXTRA_PASSABLE.get(name, frozenset())
+        bad = next((char for char in value if char not in allowed), None)
+        if bad is not None:
+            source = "remote_" + field if remote and field in ("work_dir", "repo_root") else field
+            source = "remote_repo_path" if source == "remote_repo_root" else source
+            why = (
+                "Slurm would read it as a pattern in #SBATCH -o, so job_spec could not name the "
+                "log file"
+                if bad == "%"
+                else "it writes the value into its launch script unquoted, where it would "
+                "change the script"
+            )
+            raise ResolveError(
+                f"{source} {value!r} cannot go to submit.py ({bad!r}: {why}); use only "
+                "letters, digits and . _ - / : @ + = ,",
+                field=source,
+            )
+    for mount in submit.mounts:
+        for path in (mount.source, mount.target):
+            bad = next((char for char in path if char not in _PASSABLE), None)
+            if bad is not None:
+                raise ResolveError(
+                    f"mount path {path!r} cannot go to submit.py: {bad!r} would change the "
+                    "launch script it writes; use only letters, digits and . _ - / : @ + = ,",
+                    field="models_path",
+                )

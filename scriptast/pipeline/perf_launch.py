@@ -20,7 +20,7 @@ from scriptast.errors import ResolveError
 from scriptast.model.job_spec import SlurmParams
 from scriptast.pipeline.file_set import Made, OutputFile
 from scriptast.pipeline.submit_py import Staged, Watched, run_submit
-from scriptast.readers.launch_readback import read_launch_script
+from scriptast.readers.launch_readback import read_launch_script, unexpected
 
 
 def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> Made:
@@ -64,6 +64,12 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
     main = files.pop(launch, None)
     if main is None:
         raise ResolveError(f"submit.py exited 0 but did not write {launch}")
+    beyond = unexpected(main.text, plan.submit)
+    if beyond:
+        raise ResolveError(
+            f"the launch script submit.py wrote asks for more than scriptast passed it: "
+            f"{beyond[0]}; nothing was written"
+        )
     read, container_name, pattern = _read_launch(main.text, job)
     main = OutputFile(main.path, main.text, executable=True)
     others = tuple(files[path] for path in sorted(files))

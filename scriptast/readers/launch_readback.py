@@ -9,6 +9,7 @@ import re
 import msgspec
 
 from scriptast.errors import ScriptastError
+from scriptast.model.submit_call import PerfSubmit
 from scriptast.readers.lint import read_directives
 from scriptast.readers.shellwords import Token, flag_value, tokenize
 
@@ -113,3 +114,61 @@ def _srun_steps(text: str, array: tuple[str, ...]) -> list[tuple[str, ...]]:
                 arguments += array if word.raw == f'"{_ARRAY_WORD}"' else [word.value]
             steps.append(tuple(arguments))
     return steps
+
+
+HEADER_ASKED = frozenset(
+    {"nodes", "segment", "ntasks", "ntasks-per-node", "gpus-per-node", "gres", "partition",
+     "time", "account", "job-name", "output"}
+)  # fmt: skip
+"""The `#SBATCH` options a launch script of submit.py may hold: what scriptast asked for, and
+the sizes submit.py derives from the config."""
+SRUN_ASKED = ("--container-name=", "--container-image=", "--container-workdir=",
+              "--container-mounts=", "--container-env=", "--mpi=")  # fmt: skip
+_SIZES = {"nodes", "segment", "ntasks", "ntasks-per-node", "gpus-per-node"}
+_GRES = re.compile(r"gpu:\d+\Z")
+
+
+def unexpected(text: str, submit: PerfSubmit) -> list[str]:
+    """What a launch script asks for beyond what scriptast passed submit.py: an option it did
+    not ask for, a value other than the one it passed, a mount or a workspace it did not give."""
+    directives, _ = read_directives(text, "the launch script")
+    found: list[str] = []
+    passed = {
+        "partition": submit.partition,
+        "account": submit.account,
+        "time": submit.time,
+        "job-name": submit.job_name,
+        "output": f"{submit.work_dir}/slurm-%j.out",
+    }
+    for directive in directives:
+        name, value = directive.name, directive.value or ""
+        shown = f"#SBATCH --{name}={value} (line {directive.line})"
+        if name not in HEADER_ASKED:
+            found.append(f"{shown}: an option scriptast did not ask for")
+        elif name in passed and value != passed[name]:
+            found.append(f"{shown}: scriptast passed {passed[name]!r}")
+        elif (name in _SIZES and not value.isdigit()) or (
+            name == "gres" and not _GRES.match(value)
+        ):
+            found.append(f"{shown}: not a count")
+    allowed_mounts = {(m.source, m.target) for m in submit.mounts}
+    allowed_mounts.add((submit.llm_src, submit.llm_src))
+    for word in _srun_array(text):
+        if not word.startswith(SRUN_ASKED):
+            found.append(f"srunArgs holds {word!r}: an option scriptast did not ask for")
+        elif word.startswith("--container-image=") and word != f"--container-image={submit.image}":
+            found.append(f"srunArgs holds {word!r}: scriptast passed the image {submit.image!r}")
+        elif word.startswith("--container-workdir=") and word != (
+            f"--container-workdir={submit.work_dir}"
+        ):
+            found.append(f"srunArgs holds {word!r}: the work dir is {submit.work_dir!r}")
+        elif word.startswith("--container-mounts="):
+            for entry in word.split("=", 1)[1].split(","):
+                parts = entry.split(":")
+                if len(parts) < 2 or (parts[0], parts[1]) not in allowed_mounts:
+                    found.append(f"srunArgs mounts {entry!r}: a mount scriptast did not give")
+    for variable, expected in (("llmSrcNode", submit.llm_src), ("jobWorkspace", submit.work_dir)):
+        for value in re.findall(rf"^export {variable}=(.*)$", text, re.MULTILINE):
+            if value != f"'{expected}'":
+                found.append(f"export {variable}={value}: scriptast passed {expected!r}")
+    return found

@@ -665,6 +665,68 @@ def attack_symlinks(root: Path, scale: int) -> Tally:
     return tally
 
 
+INJECTIONS = ["x'; id; '", "x\nid", "$(id)", "`id`", "x y", 'x"y', "x%jy", "x#y", "a;b",
+              "${HOME}", "x\\y", "x|y"]  # fmt: skip
+
+
+def _rename_batch(data: dict[str, Any], name: str) -> None:
+    _batch(data)["name"] = name
+
+
+def attack_perf_sanity_values(root: Path, scale: int) -> Tally:
+    """Hostile values on their way to submit.py (which writes them into its launch script
+    unquoted): refused with one line before submit.py runs, nothing written; a submit.py that
+    writes more than it was asked is refused after it ran."""
+    tally = Tally(
+        "perf_sanity values submit.py would write unquoted (partition, account, work dir, repo, models root, mounts, config name; a submit.py adding options): one error line, nothing written"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+    rng = random.Random(3)
+
+    def refused(name: str, fields: dict[str, Any], said: str = "") -> None:
+        request = root / f"perf{tally.tried}.json"
+        request.write_text(json.dumps(fields))
+        work = Path(fields["work_dir"])
+        before = tree(work) if work.is_dir() else None
+        done = subprocess.run([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        lines = done.stderr.splitlines()
+        ok = (done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
+              and said in lines[0]
+              and (tree(work) == before if before is not None else not work.exists()))  # fmt: skip
+        tally.record(name, ok)
+
+    for _ in range(scale):
+        for payload in rng.sample(INJECTIONS, len(INJECTIONS)):
+            work = root / f"w{tally.tried}"
+            fields = _perf_fields(root, work)
+            refused(f"work_dir {payload!r}", {**fields, "work_dir": str(root / ("wd" + payload))})
+            refused(f"llm_models_root {payload!r}", {**fields, "llm_models_root": "/m" + payload})
+        for payload in ("x'y", "x;y", "x$y", "x y"):
+            renamed = partial(_rename_batch, name="b" + payload)
+            env_path = _lying_env(root, f"p{tally.tried}", renamed)
+            fields = _perf_fields(root, root / f"w{tally.tried}")
+            refused(
+                f"partition {payload!r}",
+                {**fields, "slurm_env_file": env_path, "partition": "b" + payload},
+            )
+    repo = root / "perf-repo"
+    submit_py = repo / "jenkins/scripts/perf/local/submit.py"
+    original = submit_py.read_text()
+    submit_py.write_text(
+        original.replace(
+            'f"#SBATCH --time={args.time}"', 'f"#SBATCH --time={args.time}", "#SBATCH --exclusive"'
+        )
+    )
+    refused(
+        "a submit.py that adds an option",
+        _perf_fields(root, root / "extra"),
+        "asks for more than scriptast passed",
+    )
+    submit_py.write_text(original)
+    return tally
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -678,6 +740,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_endless_inputs,
     attack_sweep_identities,
     attack_symlinks,
+    attack_perf_sanity_values,
 )
 
 

@@ -17,6 +17,7 @@ from scriptast.builders.perf_submit import (
     ConfigCopy,
     SubmitPlan,
     accuracy_config,
+    check_passable,
     config_of_test_id,
     load_config,
     local_file,
@@ -160,6 +161,7 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         install_mode=job.request.install_mode,
         wheel_path=job.request.wheel_path,
     )
+    check_passable(submit, remote=job.log_dir != job.work_dir)
     return SubmitPlan(submit=submit, copy=copy)
 
 
