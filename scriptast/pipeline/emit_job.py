@@ -99,6 +99,7 @@ def _finish(made: Made, chosen: Category) -> Output:
     spec_path = posixpath.join(job.work_dir, JOB_SPEC)
     for item in (*made.files, OutputFile(spec_path, "")):
         check_inside(job.work_dir, item.path, folder=made.launch is not None)
+    _check_collisions(made, spec_path)
     spec = build_job_spec(
         job,
         patterns=chosen.patterns,
@@ -139,6 +140,35 @@ def _check_shell_text(job: ResolvedJob) -> None:
             problem = bash_syntax_problem(command.text)
             if problem is not None:
                 raise InputError(f"{field} is not valid bash: {problem}") from None
+
+
+def _check_collisions(made: Made, spec_path: str) -> None:
+    """No file emit writes is one of the job's own input files (it would be overwritten, and a
+    runner could end up calling itself), and no two files go to one cluster path."""
+    import os
+
+    request = made.job.request
+    written = {os.path.realpath(f.path): f.path for f in (*made.files, OutputFile(spec_path, ""))}
+    for field in ("custom_script", "perf_config_yaml"):
+        given = getattr(request, field)
+        if given and os.path.realpath(given) in written:
+            name = posixpath.basename(written[os.path.realpath(given)])
+            raise InputError(
+                f"{field} {given} is where emit writes its {name}: it would be overwritten "
+                "(and the job would run what emit wrote instead of it); move or rename it",
+                field=field,
+            )
+    job = made.job
+    if job.log_dir != job.work_dir:
+        claimed = {posixpath.join(job.log_dir, posixpath.basename(made.main.path)): made.main.path}
+        for local, remote in sorted(made.destinations.items()):
+            other = claimed.setdefault(remote, local)
+            if other != local:
+                raise InputError(
+                    f"{local} and {other} would both go to {remote} on the cluster; give them "
+                    "different names",
+                    field="custom_script",
+                )
 
 
 def _destinations(job: ResolvedJob, extra: tuple[str, ...]) -> dict[str, str]:

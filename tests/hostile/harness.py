@@ -727,6 +727,66 @@ def attack_perf_sanity_values(root: Path, scale: int) -> Tally:
     return tally
 
 
+def _example(name: str, root: Path, **changes: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = json.loads((ROOT / f"examples/{name}.json").read_text())
+    for key in ("repo_root", "slurm_env_file", "models_path", "perf_config_yaml"):
+        if key in fields and not fields[key].startswith("/"):
+            fields[key] = str(ROOT / fields[key])
+    return {**fields, **changes}
+
+
+def attack_colliding_names(root: Path, scale: int) -> Tally:
+    """Inputs at the paths emit writes (a custom_script where the runner or the .slurm goes, a
+    perf config named like submit.py's launch script) and two files for one cluster path: one
+    error line, the user's file untouched, nothing written."""
+    tally = Tally(
+        "names that collide (a custom_script at the runner's or the script's path, a perf config named slurm_launch.sh, two files for one cluster path): one error line, the user's file kept"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+
+    def refused(name: str, fields: dict[str, Any], kept: Path | None) -> None:
+        request = root / f"c{tally.tried}.json"
+        request.write_text(json.dumps(fields))
+        before = kept.read_bytes() if kept is not None else None
+        done = subprocess.run([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        lines = done.stderr.splitlines()
+        ok = (done.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: ")
+              and (kept is None or kept.read_bytes() == before))  # fmt: skip
+        tally.record(name, ok)
+
+    for round_ in range(scale):
+        for target in ("slurm_run_custom.sh", "custom_custom.slurm", "job_spec.json"):
+            work = root / f"cw{round_}{target}"
+            work.mkdir()
+            mine = work / target
+            mine.write_text("echo the user's own script\n")
+            fields = _example("custom_local_slurm", root, work_dir=str(work),
+                              custom_script=str(mine), custom_cmd=None)  # fmt: skip
+            refused(f"custom_script at {target}", {k: v for k, v in fields.items() if v}, mine)
+        elsewhere = root / f"scripts{round_}"
+        elsewhere.mkdir()
+        runner = elsewhere / "slurm_run_custom.sh"
+        runner.write_text("echo mine\n")
+        fields = _example("custom_remote_slurm", root, work_dir=str(root / f"cr{round_}"),
+                          custom_script=str(runner), custom_cmd=None)  # fmt: skip
+        refused("two files for one cluster path", {k: v for k, v in fields.items() if v}, runner)
+        config = root / f"configs{round_}" / "slurm_launch.sh"
+        config.parent.mkdir()
+        shutil.copy(
+            ROOT / "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml",
+            config,
+        )
+        repo = root / "perf-repo"
+        if not repo.exists():
+            shutil.copytree(ROOT / "tests/fixtures/trtllm", repo)
+        fields = _example("perf_sanity_remote_slurm", root, work_dir=str(root / f"cp{round_}"),
+                          repo_root=str(repo), perf_config_yaml=str(config),
+                          remote_work_dir=str(root / f"cluster{round_}"))  # fmt: skip
+        refused("a perf config named slurm_launch.sh", fields, config)
+    return tally
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -741,6 +801,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_sweep_identities,
     attack_symlinks,
     attack_perf_sanity_values,
+    attack_colliding_names,
 )
 
 

@@ -14,6 +14,7 @@ from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import (
     DRAFT,
+    LAUNCH_SH,
     ConfigCopy,
     SubmitPlan,
     accuracy_config,
@@ -135,6 +136,12 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         mode = mode or runtime_mode(load_config(config), config)
     if copy is not None:
         check_component(copy.name, "perf config copy")
+        if copy.name in GENERATED_NAMES:
+            raise ResolveError(
+                f"perf_config_yaml {config} is named like a file submit.py or emit writes "
+                f"({copy.name}): its copy would be overwritten; rename the config",
+                field="perf_config_yaml",
+            )
         config = posixpath.join(job.log_dir, copy.name)
     draft = None
     if remote:
@@ -163,6 +170,10 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
     )
     check_passable(submit, remote=job.log_dir != job.work_dir)
     return SubmitPlan(submit=submit, copy=copy)
+
+
+GENERATED_NAMES = frozenset({LAUNCH_SH, "test_list.txt", "job_spec.json", "run.json", "run.exit"})
+"""Files a perf_sanity job's work dir gets from submit.py, emit and run."""
 
 
 CATEGORY = Category(
