@@ -11,7 +11,7 @@ import msgspec
 
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import LaunchFacts
-from scriptast.builders.perf_submit import LAUNCH_SH, SubmitPlan, precheck_path
+from scriptast.builders.perf_submit import LAUNCH_SH, SUBMIT_WRITES, SubmitPlan, precheck_path
 from scriptast.builders.trail import TrailEntry
 from scriptast.cluster.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
@@ -19,7 +19,7 @@ from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
 from scriptast.model.job_spec import SlurmParams
 from scriptast.pipeline.file_set import Made, OutputFile
-from scriptast.pipeline.submit_py import Staged, Watched, run_submit
+from scriptast.pipeline.submit_py import Staged, Watched, Writes, run_submit
 from scriptast.readers.launch_readback import read_launch_script, unexpected
 
 
@@ -51,6 +51,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         staged=staged,
         slurm_env=env,
         extra_env={"PYTHONPATH": precheck_path(job)} if remote else {},
+        writes=Writes(names=SUBMIT_WRITES[0], folders=SUBMIT_WRITES[1]),
     )
     files: dict[str, OutputFile] = {}
     destinations: dict[str, str] = {}

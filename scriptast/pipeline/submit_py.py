@@ -50,6 +50,19 @@ class Watched(msgspec.Struct, frozen=True, kw_only=True):
     remote: str | None = None
 
 
+class Writes(msgspec.Struct, frozen=True, kw_only=True):
+    """Where submit.py writes in a folder it is given: files at `names`, and anything inside
+    the sub-folders `folders`. Nothing else there is its (or, so, scriptast's) to take."""
+
+    names: frozenset[str]
+    folders: frozenset[str]
+
+    def owns(self, relative: str) -> bool:
+        """`relative` (a name, or `folder/name`) is one of submit.py's."""
+        head, _, rest = relative.partition("/")
+        return head in self.folders if rest else relative in self.names | self.folders
+
+
 class Staged(msgspec.Struct, frozen=True, kw_only=True):
     """A file that must exist before submit.py runs (a config it reads and embeds)."""
 
@@ -66,13 +79,22 @@ def run_submit(
     staged: Sequence[Staged],
     slurm_env: SlurmEnv,
     extra_env: dict[str, str],
+    writes: Writes,
 ) -> list[tuple[Watched, Taken]]:
-    """Run `argv` under the work_dir lock; return what it wrote in each watched folder."""
+    """Run `argv` under the work_dir lock; return what it wrote in each watched folder, at the
+    names it writes (`writes`): a file another process makes meanwhile elsewhere in the folder
+    is neither taken nor removed."""
+    owned = Writes(
+        names=writes.names | {posixpath.basename(item.path) for item in staged},
+        folders=writes.folders,
+    )
+    folders = [w.path for w in watched]
     with (
         work_dir_held(work_dir) as pending,
         _shims(slurm_env) as shim_dir,
-        _links_aside([w.path for w in watched]),
-        _restored([w.path for w in watched]) as before,
+        _links_aside(folders, owned) as aside,
+        _restored(folders, owned) as before,
+        _journal(work_dir, folders, owned, before, aside),
     ):
         for item in staged:
             descriptor = os.open(
@@ -89,7 +111,7 @@ def run_submit(
         return [
             (folder, taken)
             for folder in watched
-            for taken in _changed(folder, before.get(folder.path, {}))
+            for taken in _changed(folder, before.get(folder.path, {}), owned)
         ]
 
 
@@ -150,10 +172,11 @@ def _last_line(result: subprocess.CompletedProcess[str]) -> str:
 Signature = tuple[int, int, int, int]
 
 
-def _inventory(folder: str) -> dict[str, Signature]:
-    """Files in `folder` and one level below: relative path -> (inode, size, mtime, mode)."""
+def _inventory(folder: str, owned: Writes) -> dict[str, Signature]:
+    """submit.py's files in `folder` and its sub-folders: relative path -> (inode, size, mtime,
+    mode)."""
     found: dict[str, Signature] = {}
-    for relative in _listing(folder):
+    for relative in _listing(folder, owned):
         try:
             info = os.lstat(posixpath.join(folder, relative))
         except OSError:
@@ -163,10 +186,14 @@ def _inventory(folder: str) -> dict[str, Signature]:
     return found
 
 
-def _listing(folder: str) -> list[str]:
+def _listing(folder: str, owned: Writes) -> list[str]:
+    """The entries at submit.py's names in `folder` (its sub-folders' entries, a link at one
+    of them as itself)."""
     names: list[str] = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
+            if not owned.owns(entry.name):
+                continue
             if entry.is_dir(follow_symlinks=False):
                 with contextlib.suppress(OSError), os.scandir(entry.path) as inner:
                     names += [f"{entry.name}/{e.name}" for e in inner]
@@ -175,11 +202,11 @@ def _listing(folder: str) -> list[str]:
     return sorted(names)
 
 
-def _changed(folder: Watched, before: dict[str, Signature]) -> list[Taken]:
+def _changed(folder: Watched, before: dict[str, Signature], owned: Writes) -> list[Taken]:
     from scriptast.common.text_files import read_text_file
 
     taken = []
-    for relative, signature in sorted(_inventory(folder.path).items()):
+    for relative, signature in sorted(_inventory(folder.path, owned).items()):
         if before.get(relative) == signature:
             continue
         path = posixpath.join(folder.path, relative)
@@ -199,21 +226,21 @@ LINK_ASIDE = ".link-set-aside-by-scriptast-"
 
 
 @contextlib.contextmanager
-def _links_aside(folders: list[str]) -> Iterator[None]:
+def _links_aside(folders: list[str], owned: Writes) -> Iterator[list[tuple[str, str]]]:
     """Symbolic links in the folders submit.py writes into (top level, and inside their real
     sub-folders) moved aside while it runs, and put back after: submit.py opens its files for
     writing, which would follow a link planted at one of their names out of work_dir."""
     moved: list[tuple[str, str]] = []
     try:
         for folder in folders:
-            for relative in _listing(folder):
+            for relative in _listing(folder, owned):
                 path = posixpath.join(folder, relative)
                 if os.path.islink(path):
                     folder_of, name = posixpath.split(path)
                     aside = posixpath.join(folder_of, LINK_ASIDE + name)
                     os.rename(path, aside)
                     moved.append((aside, path))
-        yield
+        yield moved
     finally:
         for aside, path in reversed(moved):
             with contextlib.suppress(OSError):
@@ -223,11 +250,11 @@ def _links_aside(folders: list[str]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _restored(folders: list[str]) -> Iterator[dict[str, dict[str, Signature]]]:
-    """Yield each folder's inventory; afterwards remove what is new in it, put back what
-    changed, and remove the folders (and parents) that did not exist before."""
+def _restored(folders: list[str], owned: Writes) -> Iterator[dict[str, dict[str, Signature]]]:
+    """Yield each folder's inventory of submit.py's files; afterwards remove what is new of
+    them, put back what changed, and remove the folders (and parents) that did not exist."""
     created = [make_dirs(folder) for folder in folders]
-    before = {folder: _inventory(folder) for folder in folders}
+    before = {folder: _inventory(folder, owned) for folder in folders}
     backups = {
         posixpath.join(folder, relative): _backup(posixpath.join(folder, relative))
         for folder in folders
@@ -237,7 +264,7 @@ def _restored(folders: list[str]) -> Iterator[dict[str, dict[str, Signature]]]:
         yield before
     finally:
         for folder in folders:
-            _put_back(folder, before[folder], backups)
+            _put_back(folder, before[folder], backups, owned)
         for folders_made in reversed(created):
             remove_dirs(folders_made)
 
@@ -254,9 +281,9 @@ def _backup(path: str) -> _Backup | None:
 
 
 def _put_back(
-    folder: str, before: dict[str, Signature], backups: dict[str, _Backup | None]
+    folder: str, before: dict[str, Signature], backups: dict[str, _Backup | None], owned: Writes
 ) -> None:
-    for relative, signature in _inventory(folder).items():
+    for relative, signature in _inventory(folder, owned).items():
         path = posixpath.join(folder, relative)
         if relative not in before:
             with contextlib.suppress(OSError):
@@ -270,9 +297,42 @@ def _put_back(
                 os.chmod(path, stat.S_IMODE(backup.mode))
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
+            if owned.owns(entry.name) and entry.is_dir(follow_symlinks=False):
                 with contextlib.suppress(OSError):
                     os.rmdir(entry.path)
+
+
+@contextlib.contextmanager
+def _journal(
+    work_dir: str,
+    folders: list[str],
+    owned: Writes,
+    before: dict[str, dict[str, Signature]],
+    aside: list[tuple[str, str]],
+) -> Iterator[None]:
+    """While submit.py runs, a note in work_dir of how to put its folders back, which the next
+    emit acts on if this one is killed (kill -9 runs no clean-up)."""
+    from scriptast.workdir.write import Undo, close_undo, open_undo
+
+    backups = {}
+    for folder in folders:
+        for relative in before[folder]:
+            path = posixpath.join(folder, relative)
+            saved = _backup(path)
+            if saved is not None:
+                backups[path] = saved.data
+    undo = Undo(
+        folders=tuple(folders),
+        names=tuple(sorted(owned.names)),
+        sub_folders=tuple(sorted(owned.folders)),
+        before=tuple(posixpath.join(f, r) for f in folders for r in before[f]),
+        aside=tuple(aside),
+    )
+    note = open_undo(work_dir, undo, backups)
+    try:
+        yield
+    finally:
+        close_undo(note)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+import msgspec
+
 from scriptast.errors import ScriptastError
 
 TEMP_PREFIX = ".scriptast-"
@@ -191,6 +193,7 @@ def _locked(work_dir: str, pending: Pending) -> Iterator[None]:
                     f"{_lock_seconds():g} s; retry, or give each job its own work_dir"
                 )
             time.sleep(_POLL_SECONDS)
+        undo_killed(work_dir)
         yield
     finally:
         os.close(descriptor)
@@ -425,3 +428,83 @@ def replace_file(path: str, text: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise WriteError(f"cannot write {path}: {error.strerror}") from None
+
+
+UNDO_PREFIX = ".scriptast_undo-"
+"""A note of how to put work_dir back after a step that writes into it (submit.py), left by
+an emit while the step runs; the next emit that takes the lock acts on any it finds."""
+
+
+class Undo(msgspec.Struct, frozen=True, kw_only=True):
+    """What a step may change in `folders`: files at `names`, and inside `sub_folders`; the
+    files there before (`before`, absolute paths), their bytes (`backups`), and the links set
+    aside meanwhile (`aside`: (where it is now, where it belongs))."""
+
+    folders: tuple[str, ...]
+    names: tuple[str, ...]
+    sub_folders: tuple[str, ...]
+    before: tuple[str, ...]
+    aside: tuple[tuple[str, str], ...]
+    backups: dict[str, bytes] = {}
+
+
+def open_undo(work_dir: str, undo: Undo, backups: dict[str, bytes]) -> str:
+    """Write the note (with the bytes of the files the step may rewrite); its path."""
+    path = posixpath.join(work_dir, f"{UNDO_PREFIX}{os.getpid()}.json")
+    note = msgspec.structs.replace(undo, backups=backups)
+    replace_file(path, msgspec.json.encode(note).decode())
+    return path
+
+
+def close_undo(path: str) -> None:
+    """The step ended and was put back (or taken) by its own emit: the note is not needed."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def undo_killed(work_dir: str) -> None:
+    """Put back what a killed emit's step left (this process holds the lock, so the emit that
+    wrote a note found here is gone): its new files removed, changed ones restored, links set
+    aside put back."""
+    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
+        notes = [e.path for e in entries if e.name.startswith(UNDO_PREFIX) and e.is_file()]
+    for path in notes:
+        try:
+            undo = msgspec.json.decode(_regular_bytes(path), type=Undo)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            close_undo(path)
+            continue
+        _apply(undo)
+        close_undo(path)
+
+
+def _apply(undo: Undo) -> None:
+    before = set(undo.before)
+    for folder in undo.folders:
+        for name in undo.names:
+            found = posixpath.join(folder, name)
+            if found not in before and os.path.lexists(found) and not os.path.isdir(found):
+                with contextlib.suppress(OSError):
+                    os.unlink(found)
+        for sub in undo.sub_folders:
+            inside = posixpath.join(folder, sub)
+            if os.path.islink(inside) or not os.path.isdir(inside):
+                continue
+            with contextlib.suppress(OSError), os.scandir(inside) as entries:
+                for entry in list(entries):
+                    if entry.path not in before and not entry.is_dir(follow_symlinks=False):
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+            with contextlib.suppress(OSError):
+                os.rmdir(inside)
+    for path, data in undo.backups.items():
+        with contextlib.suppress(OSError):
+            descriptor = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(data)
+    for aside, path in undo.aside:
+        if os.path.lexists(aside):
+            with contextlib.suppress(OSError):
+                if os.path.lexists(path) and not os.path.isdir(path):
+                    os.unlink(path)
+                os.rename(aside, path)

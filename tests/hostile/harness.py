@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -787,6 +788,123 @@ def attack_colliding_names(root: Path, scale: int) -> Tally:
     return tally
 
 
+WROTE_TEST_LIST = """    with open(test_list_path, "w") as stream:
+        stream.write(test_id + "\\n")
+"""
+
+
+def _patched_submit(repo: Path, after_test_list: str) -> str:
+    """The copy's submit.py with `after_test_list` run once it wrote test_list.txt; the
+    original text, to put back."""
+    submit_py = repo / "jenkins/scripts/perf/local/submit.py"
+    original = submit_py.read_text()
+    assert WROTE_TEST_LIST in original
+    submit_py.write_text(original.replace(WROTE_TEST_LIST, WROTE_TEST_LIST + after_test_list))
+    return original
+
+
+def _listed_only(work: Path, keep: set[str]) -> bool:
+    """work_dir holds job_spec.json, the files it lists, the user's `keep`, nothing else."""
+    spec = json.loads((work / "job_spec.json").read_text())
+    listed = {*spec["files"], "job_spec.json"}
+    present = {str(p.relative_to(work)) for p in work.rglob("*") if p.is_file() or p.is_symlink()}
+    return present - keep == listed
+
+
+def attack_shared_work_dir(root: Path, scale: int) -> Tally:
+    """Another process writing into work_dir while submit.py runs (its files neither taken nor
+    removed, on success or failure), and an emit killed by SIGKILL mid-submit.py (the next
+    complete emit leaves no file of it, puts a link it set aside back)."""
+    tally = Tally(
+        "a shared work_dir (another writer while submit.py runs; an emit killed by SIGKILL mid-run): others' files kept and not taken; no leftovers after the next emit"
+    )
+    env = {**os.environ, "HOME": str(root / "home")}
+    fields = _perf_fields(root, root / "unused")
+    repo = Path(fields["repo_root"])
+
+    def emit(request: dict[str, Any], name: str) -> subprocess.CompletedProcess[str]:
+        path = root / f"{name}.json"
+        path.write_text(json.dumps(request))
+        return subprocess.run([SCRIPTAST, "emit", "--request", str(path)], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    for round_ in range(scale):
+        for fails in (False, True):
+            work = root / f"shared{round_}{fails}"
+            work.mkdir()
+            step = "    time.sleep(1.0)\n" + (
+                "    raise SystemExit('submit.py failed here')\n" if fails else ""
+            )
+            original = _patched_submit(repo, step.replace("time.sleep", "__import__('time').sleep"))
+            stop = threading.Event()
+
+            def writer(folder: Path = work, stop: threading.Event = stop) -> None:
+                count = 0
+                while not stop.is_set():
+                    (folder / f"other-{count}.txt").write_text("another writer\n")
+                    count += 1
+                    stop.wait(0.1)
+
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                done = emit(_perf_fields(root, work), f"shared{round_}{fails}")
+            finally:
+                stop.set()
+                thread.join()
+                (repo / "jenkins/scripts/perf/local/submit.py").write_text(original)
+            others = sorted(work.glob("other-*.txt"))
+            if fails:
+                ok = (
+                    done.returncode == 1
+                    and len(others) > 5
+                    and not (work / "test_list.txt").exists()
+                )
+            else:
+                listed = json.loads((work / "job_spec.json").read_text())["files"]
+                ok = (done.returncode == 0 and len(others) > 5
+                      and not any(name.startswith("other-") for name in listed))  # fmt: skip
+            tally.record(f"another writer, submit.py {'failing' if fails else 'passing'}", ok)
+        tally.record("an emit killed mid-submit.py", _killed_then_emitted(root, env, repo, round_))
+    return tally
+
+
+def _killed_then_emitted(root: Path, env: dict[str, str], repo: Path, round_: int) -> bool:
+    import time
+
+    work = root / f"killed{round_}"
+    work.mkdir()
+    victim = root / f"linked{round_}"
+    victim.write_text("the user's\n")
+    (work / "slurm_launch.sh").symlink_to(victim)
+    original = _patched_submit(repo, "    __import__('time').sleep(30)\n")
+    request = root / f"killed{round_}.json"
+    request.write_text(json.dumps(_perf_fields(root, work)))
+    try:
+        process = subprocess.Popen([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not (work / "test_list.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    finally:
+        (repo / "jenkins/scripts/perf/local/submit.py").write_text(original)
+    left_over = (work / "test_list.txt").exists() and not (work / "slurm_launch.sh").is_symlink()
+    later = {**base_fields(root), "work_dir": str(work)}
+    request.write_text(json.dumps(later))
+    done = subprocess.run([SCRIPTAST, "emit", "--request", str(request)], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return (
+        left_over
+        and done.returncode == 0
+        and (work / "slurm_launch.sh").is_symlink()
+        and victim.read_text() == "the user's\n"
+        and _listed_only(work, keep={"slurm_launch.sh"})
+    )
+
+
 ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_bad_inputs,
     attack_file_names,
@@ -802,6 +920,7 @@ ATTACKS: tuple[Callable[[Path, int], Tally], ...] = (
     attack_symlinks,
     attack_perf_sanity_values,
     attack_colliding_names,
+    attack_shared_work_dir,
 )
 
 
