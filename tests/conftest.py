@@ -11,9 +11,9 @@ import pytest
 import tests.profiles  # noqa: F401  (registers and loads the hypothesis profile)
 from tests.shim_recorder import Shims
 from tests.site import Site, lay_out
-from tests.slurm_cluster import cluster
+from tests.slurm_cluster import accounting_cluster, cluster
 
-__all__ = ["cluster", "site"]
+__all__ = ["accounting_cluster", "cluster", "site"]
 
 # scriptast runs the repository's submit.py with `python3` from PATH, as an engineer's shell
 # would; in the tests that is the test interpreter (it has PyYAML, which submit.py imports),

@@ -52,12 +52,12 @@ class Cluster:
         raise AssertionError(f"job {job_id} did not finish within {timeout} s")
 
 
-def _start(folder: Path) -> Cluster:
+def _start(folder: Path, *options: str) -> Cluster:
     # The daemons outlive cluster.sh; a pipe they inherit would never reach EOF, so use a file.
     transcript = folder / "cluster-up.log"
     with transcript.open("w") as out:
         code = subprocess.run(
-            ["bash", str(CLUSTER_SH), "up", str(folder)],
+            ["bash", str(CLUSTER_SH), "up", str(folder), *options],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -87,6 +87,27 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         pytest.skip(message)
     folder = tmp_path_factory.mktemp("slurm")
     started = _start(folder)
+    try:
+        yield started
+    finally:
+        subprocess.run(
+            ["bash", str(CLUSTER_SH), "down", str(folder)], capture_output=True, timeout=60
+        )
+
+
+@pytest.fixture(scope="session")
+def accounting_cluster(
+    tmp_path_factory: pytest.TempPathFactory, cluster: Cluster
+) -> Iterator[Cluster]:
+    """A second cluster with accounting on (MariaDB and slurmdbd), for the sacct path."""
+    have = all(shutil.which(tool) for tool in ("slurmdbd", "mariadbd", "sacctmgr"))
+    if not have:
+        message = "slurmdbd and MariaDB are needed for the accounting tests"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; .ci/run installs them")
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("slurm-accounting")
+    started = _start(folder, "accounting")
     try:
         yield started
     finally:

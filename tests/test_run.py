@@ -346,3 +346,24 @@ def test_readme_run_tour_is_what_the_commands_print(runs: RunSite, tmp_path: Pat
         )
         printed = (shown.stdout + shown.stderr).replace(str(folder), "/path/to/scriptast")
         assert varying(printed) == varying(expected), command
+
+
+def test_with_accounting_on_the_end_comes_from_sacct(
+    site: Site, accounting_cluster: Cluster, tmp_path: Path
+) -> None:
+    slurm_env_for(accounting_cluster, site)
+    shims = Shims(tmp_path / "shims")
+    (shims.bin / "srun").unlink()
+    (shims.bin / "docker").unlink()
+    runs = RunSite(site=site, cluster=accounting_cluster, shims=shims)
+    failing = runs.emit("acct_fail", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
+    done = runs.run("run", str(failing), SHIM_EXIT_TRTLLM_BENCH="3")
+    assert done.returncode == 10, done.stderr
+    found = record(failing)
+    assert (found["verdict"], found["exit_code"], found["final_state_source"]) == (
+        "FAILED", 3, "sacct",
+    )  # fmt: skip
+    passing = runs.emit("acct_pass", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
+    done = runs.run("run", str(passing), **SAY_THROUGHPUT)
+    assert done.returncode == 0, done.stderr
+    assert record(passing)["final_state_source"] == "sacct"

@@ -51,6 +51,8 @@ def regular_file_bytes(
     descriptor = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise OSError(errno.EISDIR, os.strerror(errno.EISDIR))
         if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
         too_big = OSError(errno.EFBIG, f"larger than the {most // 2**20} MiB an input may be")

@@ -291,9 +291,10 @@ def _put_back(
         elif before[relative] != signature and backups.get(path) is not None:
             backup = backups[path]
             assert backup is not None
-            with contextlib.suppress(OSError), open(path, "wb") as stream:
-                stream.write(backup.data)
             with contextlib.suppress(OSError):
+                descriptor = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+                with os.fdopen(descriptor, "wb") as stream:
+                    stream.write(backup.data)
                 os.chmod(path, stat.S_IMODE(backup.mode))
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:

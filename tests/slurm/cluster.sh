@@ -2,6 +2,7 @@
 # A throw-away two-node Slurm 22.05 cluster on 127.0.0.1 for tests, with a pyxis stand-in.
 #   cluster.sh up DIR     install nothing; write configs under DIR, start munged, slurmctld and
 #                         two slurmd (n1, n2: 16 CPUs and 8 GPUs each), wait until idle
+#   cluster.sh up DIR accounting   the same, with accounting on: MariaDB and slurmdbd in DIR
 #   cluster.sh down DIR   stop exactly the daemons that `up` started (their PIDs are in DIR/pids)
 # Needs: slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc (see install-deps below).
 #   cluster.sh install-deps   apt-get the packages when they are missing
@@ -12,9 +13,10 @@ cmd=${1:?usage: cluster.sh up|down|install-deps DIR}
 
 install_deps() {
     # fish is not Slurm's: the shell-quoting tests run it for real; openssh-server is the remote
-    # cluster's front door in the tests of `scriptast run` on remote_slurm.
+    # cluster's front door in the tests of `scriptast run` on remote_slurm; slurmdbd and MariaDB
+    # turn accounting on (sacct) for the cluster `up DIR accounting` starts.
     local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish
-        openssh-server openssh-client)
+        openssh-server openssh-client slurmdbd mariadb-server)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -54,9 +56,11 @@ if [ "$cmd" = down ]; then
     exit 0
 fi
 [ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
+accounting=${3:-}
 
 stop
-rm -rf "$dir/etc" "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/dev" "$dir/tmp" "$dir/lib"
+rm -rf "$dir/etc" "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/dev" "$dir/tmp" "$dir/lib" \
+    "$dir/db"
 mkdir -p "$dir"/{etc,state,spool,log,run,dev,tmp,lib}
 
 # pmix: slurm's plugin dlopens the unversioned libpmix.so beside libpmix.so.2.
@@ -69,9 +73,9 @@ for gpu in 0 1 2 3 4 5 6 7; do
 done
 
 # Ports and the munge socket are chosen now, so that two clusters on one machine do not collide.
-read -r ctld_port slurmd_port n1_port n2_port < <(python3 - <<'PY'
+read -r ctld_port slurmd_port n1_port n2_port db_port dbd_port < <(python3 - <<'PY'
 import socket
-held = [socket.socket() for _ in range(4)]
+held = [socket.socket() for _ in range(6)]
 for each in held:
     each.bind(("127.0.0.1", 0))
 print(*(each.getsockname()[1] for each in held))
@@ -79,6 +83,13 @@ PY
 )
 munge_dir=/run/munge/scriptast-$(printf '%s' "$dir" | sha1sum | cut -c1-12)
 munge_socket=$munge_dir/munge.socket
+accounting_lines="AccountingStorageType=accounting_storage/none"
+if [ "$accounting" = accounting ]; then
+    accounting_lines="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$dbd_port
+AccountingStoragePass=$munge_socket"
+fi
 
 # The pyxis stand-in: a SPANK plugin that accepts pyxis's options and records them per step.
 gcc -shared -fPIC -O1 -Wall -o "$dir/lib/fakepyxis.so" "$here/fakepyxis.c"
@@ -107,7 +118,7 @@ SelectTypeParameters=CR_Core
 GresTypes=gpu
 SlurmdParameters=config_overrides
 EnforcePartLimits=ALL
-AccountingStorageType=accounting_storage/none
+$accounting_lines
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MinJobAge=600
@@ -143,6 +154,46 @@ for _ in $(seq 50); do
 done
 
 export SLURM_CONF="$conf"
+if [ "$accounting" = accounting ]; then
+    # MariaDB in DIR as root, then slurmdbd (it reads slurmdbd.conf beside SLURM_CONF), then
+    # the cluster registered, all before slurmctld starts.
+    mkdir -p "$dir/db"
+    mariadb-install-db --no-defaults --datadir="$dir/db" --user=root \
+        --auth-root-authentication-method=normal >"$dir/log/mariadb-install.log" 2>&1
+    mariadbd --no-defaults --datadir="$dir/db" --user=root --socket="$dir/run/mysql.sock" \
+        --port="$db_port" --bind-address=127.0.0.1 --pid-file="$dir/run/mysqld.pid" \
+        --skip-log-bin </dev/null >"$dir/log/mariadb.log" 2>&1 &
+    echo $! >>"$dir/pids"
+    for _ in $(seq 100); do
+        mariadb --no-defaults -S "$dir/run/mysql.sock" -uroot -e "select 1" >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    mariadb --no-defaults -S "$dir/run/mysql.sock" -uroot -e \
+        "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'scriptast'; GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';"
+    cat >"$dir/etc/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$munge_socket
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+SlurmUser=root
+PidFile=$dir/run/slurmdbd.pid
+LogFile=$dir/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=scriptast
+StorageLoc=slurm_acct_db
+CONF
+    chmod 600 "$dir/etc/slurmdbd.conf"
+    slurmdbd -D </dev/null >"$dir/log/slurmdbd.stdout" 2>&1 &
+    echo $! >>"$dir/pids"
+    for _ in $(seq 50); do
+        timeout 10 sacctmgr -i add cluster scriptast >>"$dir/log/sacctmgr.log" 2>&1 && break
+        sleep 0.2
+    done
+fi
 slurmctld -D -f "$conf" </dev/null >"$dir/log/slurmctld.stdout" 2>&1 &
 echo $! >>"$dir/pids"
 for node in n1 n2; do
