@@ -367,3 +367,14 @@ def test_with_accounting_on_the_end_comes_from_sacct(
     done = runs.run("run", str(passing), **SAY_THROUGHPUT)
     assert done.returncode == 0, done.stderr
     assert record(passing)["final_state_source"] == "sacct"
+
+
+def test_a_reader_that_goes_away_does_not_stop_the_judging(runs: RunSite) -> None:
+    work = runs.emit("piped", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
+    done = subprocess.run(
+        ["bash", "-c", 'set -o pipefail; "$0" run "$1" | head -c 1', SCRIPTAST, str(work)],
+        capture_output=True, text=True, env=runs.environment(**SAY_THROUGHPUT), timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert record(work)["verdict"] == "PASSED"

@@ -8,6 +8,7 @@ import posixpath
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
@@ -40,21 +41,37 @@ class Console(msgspec.Struct, frozen=True):
     def standard(cls, json_output: bool) -> Console:
         """Logs and the human result on stdout; with --json, logs on stderr and only the
         JSON on stdout. Status lines on stderr; a progress line only on a terminal."""
-        log_stream = sys.stderr.buffer if json_output else sys.stdout.buffer
+        log_stream = _Guarded(sys.stderr.buffer if json_output else sys.stdout.buffer)
+        errors, output = _Guarded(sys.stderr), _Guarded(sys.stdout)
 
         def log(data: bytes) -> None:
             log_stream.write(data)
-            log_stream.flush()
 
         def status(line: str) -> None:
-            sys.stderr.write(line + "\n")
-            sys.stderr.flush()
+            errors.write(line + "\n")
 
         def result(text: str) -> None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            output.write(text)
 
         return cls(log=log, status=status, result=result, progress=terminal_progress())
+
+
+class _Guarded:
+    """A stream written and flushed until it fails: a reader that went away (`| head`) must
+    not stop the jobs from being followed and judged."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.closed = False
+
+    def write(self, data: Any) -> None:
+        if self.closed:
+            return
+        try:
+            self.stream.write(data)
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.closed = True
 
 
 def load_jobs(work_dirs: Sequence[str]) -> list[LoadedJob]:
@@ -144,7 +161,7 @@ def live(followed: Followed, client: SlurmClient | None) -> bool:
         return False
     if followed.record.pid is not None:
         followed.check()
-        followed.observe({} if followed.record.remote_host else None)
+        followed.observe(None)  # a cluster's process is checked there; no queue rows needed
         return not followed.finished
     if client is None or not followed.record.job_id:
         return False
