@@ -44,11 +44,13 @@ def decode_utf8(data: bytes, what: str) -> str:
 
 
 def regular_file_bytes(
-    path: str | Path, most: int = MOST_INPUT_BYTES
+    path: str | Path, most: int = MOST_INPUT_BYTES, *, follow_links: bool = True
 ) -> tuple[bytes, os.stat_result]:
     """The bytes and status of the regular file at `path`, or OSError: not a regular file (a
-    FIFO or a device is never read, and never opened so as to block), or more than `most`."""
-    descriptor = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    FIFO or a device is never read, and never opened so as to block), more than `most`, or
+    (`follow_links` False) a symbolic link."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    descriptor = os.open(os.fspath(path), flags)
     try:
         status = os.fstat(descriptor)
         if stat.S_ISDIR(status.st_mode):

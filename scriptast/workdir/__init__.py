@@ -1,2 +1,2 @@
 """work_dir on disk, shared by the emit pipeline and the executor: its lock and all-or-nothing
-writes. Imports only scriptast.errors."""
+writes. Imports scriptast.common and scriptast.errors."""

@@ -18,10 +18,13 @@ from typing import Any, Protocol
 
 import msgspec
 
+from scriptast.common.text_files import regular_file_bytes
 from scriptast.errors import ScriptastError
 
 TEMP_PREFIX = ".scriptast-"
 LOCK_FILE = ".scriptast.lock"
+EMITTED_BYTES = 64 * 1024 * 1024
+"""No file an emit wrote (or a note it left) is larger."""
 LOCK_SECONDS = 120.0
 """How long an emit waits for another emit into the same work_dir (SCRIPTAST_LOCK_TIMEOUT)."""
 _SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -277,18 +280,9 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
     return stale
 
 
-def _regular_bytes(path: str, most: int = 64 * 1024 * 1024) -> bytes:
-    """A regular file's bytes (never a FIFO's: not opened so as to block), or OSError."""
-    import stat
-
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > most:
-            raise OSError(errno.EINVAL, "not a regular file of an emit")
-        return os.read(descriptor, status.st_size + 1)
-    finally:
-        os.close(descriptor)
+def _regular_bytes(path: str) -> bytes:
+    """A regular file's bytes, never through a link nor from a FIFO (see regular_file_bytes)."""
+    return regular_file_bytes(path, EMITTED_BYTES, follow_links=False)[0]
 
 
 def _plain_relative(name: str) -> bool:
