@@ -395,3 +395,12 @@ def test_python_dash_m_scriptast_is_the_console_script() -> None:
     done = subprocess.run([sys.executable, "-m", "scriptast", "--version"], capture_output=True,
                           text=True)  # fmt: skip
     assert done.stdout == "scriptast 0.1.0\n"
+
+
+def test_a_cluster_command_is_read_back_before_ssh_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scriptast.executor import ssh
+
+    transport = ssh.SshTransport("cluster")
+    monkeypatch.setattr("scriptast.executor.ssh.shlex.join", " ".join)  # loses the words
+    with pytest.raises(RunError, match="cannot be passed to the shell of cluster intact"):
+        transport.run(["sha256sum", "--", "/work dir/job.slurm"])

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from scriptast.errors import RunError
 from scriptast.executor.transport import Completed
+from scriptast.readers.shellwords import tokenize
 
 PERSIST = "8h"
 """How long the master outlives its last command (so `watch` and `cancel` reuse it)."""
@@ -127,6 +128,9 @@ class SshTransport:
     ) -> Completed:
         """`argv` on the host, quoted for its shell; a program it lacks is a RunError."""
         command = shlex.join(argv)
+        read = [token.value for token in tokenize(command, "a cluster command")]
+        if read != list(argv):
+            raise RunError(f"{argv!r} cannot be passed to the shell of {self.host} intact")
         if cwd:
             command = f"cd {shlex.quote(cwd)} && {command}"
         done = self.run_shell(command, timeout=timeout)
