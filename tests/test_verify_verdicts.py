@@ -33,15 +33,18 @@ def test_valid_bash_bashlex_cannot_read_is_ok_by_bash(name: str, tmp_path: Path)
     report = lint_text(VALID_BUT_NOT_FOR_BASHLEX[name])
     assert report.findings == ()
     if report.bash_only is not None:  # said so, never passed off as a full check
-        assert "checked by bash -n only" in result.stdout
+        assert "syntax checked by bash -n" in result.stdout
 
 
-def test_bash_only_is_said_so(tmp_path: Path) -> None:
+def test_bash_only_is_said_so_and_its_sruns_are_still_read(tmp_path: Path) -> None:
     path = tmp_path / "a.sh"
     path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"])
     result = runner.invoke(app, ["verify", str(path)])
-    assert "checked by bash -n only" in result.stdout
-    assert "srun options not checked" in result.stdout
+    assert "syntax checked by bash -n; bashlex cannot read it: arithmetic" in result.stdout
+    path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"] + "srun --ntasks=$n --bogus x\n")
+    result = runner.invoke(app, ["verify", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr == f"{path}:4: srun: --bogus is not an srun or pyxis option\n"
 
 
 def test_a_long_script_goes_to_bash_alone_and_fast(tmp_path: Path) -> None:
@@ -49,7 +52,7 @@ def test_a_long_script_goes_to_bash_alone_and_fast(tmp_path: Path) -> None:
     path.write_text("#!/bin/bash\n" + "".join(f"echo {i}\n" for i in range(100_000)))
     result = runner.invoke(app, ["verify", str(path)])
     assert result.exit_code == 0
-    assert "more than bashlex is asked to read" in result.stdout
+    assert "bashlex cannot read it: 100002 lines are more than bashlex" in result.stdout
     broken = tmp_path / "long_broken.sh"
     broken.write_text(path.read_text() + "fi\n")
     result = runner.invoke(app, ["verify", str(broken)])

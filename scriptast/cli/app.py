@@ -8,13 +8,16 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from scriptast.cli import examples as cli_help
 from scriptast.cli.emit_command import fail, run_emit
 from scriptast.cli.options import emit_parameters, other_categories_options
+
+if TYPE_CHECKING:
+    from scriptast.readers.lint import Report
 
 PIPED_WIDTH = 100
 """Help written to a pipe is this wide (rich's 80 cuts long option names short)."""
@@ -157,7 +160,7 @@ def verify(
             failed = True
             sys.stderr.write(f"error: {error}\n")
             continue
-        report = lint_text(text, context=str(path))
+        report = lint_text(text, context=str(path), batch_script=True)
         findings = list(report.findings)
         if env is not None:
             from scriptast.readers.cluster_check import check_against
@@ -166,15 +169,29 @@ def verify(
         for finding in findings:
             failed = True
             sys.stderr.write(f"{finding.where}: {finding.message}\n")
-        if not findings and report.bash_only is not None:
-            sys.stdout.write(
-                f"{path}: ok (checked by bash -n only; bashlex cannot read it: "
-                f"{report.bash_only}; srun options not checked)\n"
-            )
-        elif not findings:
-            sys.stdout.write(f"{path}: ok\n")
+        if not findings:
+            sys.stdout.write(f"{path}: ok{_verify_caveats(report, text)}\n")
     if failed:
         raise typer.Exit(1)
+
+
+def _verify_caveats(report: Report, text: str) -> str:
+    """What an `ok` did not cover: the syntax judged by bash alone, values only the running
+    script knows, a file that is not a whole batch script."""
+    said = []
+    if report.bash_only is not None:
+        said.append(f"syntax checked by bash -n; bashlex cannot read it: {report.bash_only}")
+    if report.not_checked:
+        shown = "; ".join(report.not_checked[:NOT_CHECKED_SHOWN])
+        more = len(report.not_checked) - NOT_CHECKED_SHOWN
+        shown += f"; and {more} more" if more > 0 else ""
+        said.append(f"not checked, known only when it runs: {shown}")
+    if not text.startswith("#!") and not report.directives:
+        said.append("no #! line: a fragment to source or splice, not a script sbatch takes")
+    return f" ({'. '.join(said)})" if said else ""
+
+
+NOT_CHECKED_SHOWN = 6
 
 
 @app.command("probe-slurm", epilog=cli_help.PROBE)

@@ -24,7 +24,7 @@ _SWITCHES = {
     "container-writable": ("writable", True),
     "container-readonly": ("writable", False),
 }
-_VALUE_FREE = FLAG_OPTIONS | set(_SWITCHES)
+VALUE_FREE = FLAG_OPTIONS | set(_SWITCHES)
 
 
 def parse_mounts(text: str) -> tuple[Mount, ...]:
@@ -39,8 +39,10 @@ def parse_mounts(text: str) -> tuple[Mount, ...]:
     return tuple(mounts)
 
 
-def parse_srun(argv: list[str]) -> SrunStep:
-    """The SrunStep an srun argv stands for; its trailing command is kept as literal words."""
+def parse_srun(argv: list[str], *, partial: bool = False) -> SrunStep:
+    """The SrunStep an srun argv stands for; its trailing command is kept as literal words.
+    `partial`: some options were left out (only the running script knows them), so pyxis
+    options without `--container-image` are not wrong."""
     if not argv or argv[0] != "srun":
         raise VerifyError(f"not an srun command: {argv[:1]}")
     fields: dict[str, Any] = {"label": False}
@@ -67,7 +69,7 @@ def parse_srun(argv: list[str]) -> SrunStep:
             if name not in SRUN_OPTIONS_ANY:
                 raise VerifyError(f"--{name} is not an srun or pyxis option")
             value: str | None = inline if equals else None
-            if value is None and name not in _VALUE_FREE and name != "exclusive":
+            if value is None and name not in VALUE_FREE and name != "exclusive":
                 if index >= len(argv):
                     raise VerifyError(f"srun --{name} needs a value")
                 value = argv[index]
@@ -75,9 +77,9 @@ def parse_srun(argv: list[str]) -> SrunStep:
             _apply(name, value, fields, container, extra)
         if index >= len(argv):
             raise VerifyError("srun has no command to run")
-        if "image" not in container and container:
+        if "image" not in container and container and not partial:
             raise VerifyError("pyxis options given without --container-image")
-        if container:
+        if container and "image" in container:
             fields["container"] = PyxisContainer(**container)
         return SrunStep(
             command=tuple(Lit(value=w) for w in argv[index:]), extra=tuple(extra), **fields

@@ -1,0 +1,195 @@
+"""`verify` on scripts people write: valid bash is never an error (arrays of srun options,
+options filled in by variables, short options, extglob, here-documents), what only the running
+script knows is named as not checked, and what sbatch refuses (a negative count, `#SBATCH`
+without `#!`, a variable in an `#SBATCH` line) is an error with its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scriptast.cli.app import app
+from scriptast.errors import VerifyError
+from scriptast.readers.lint import lint_text
+from scriptast.readers.script_commands import commands_named, scan_commands
+from scriptast.readers.verify import parse_commands
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests/fixtures/scripts_people_write"
+SCRIPTS = sorted(CORPUS.glob("*.sh"))
+WITH_SRUN = [p for p in SCRIPTS if p.name != "pytest_run.sh"]
+
+
+def verify(path: Path, *more: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["verify", str(path), *more])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_corpus_is_the_one_its_readme_lists() -> None:
+    listed = (CORPUS / "README.md").read_text()
+    assert SCRIPTS and all(f"`{path.name}`" in listed for path in SCRIPTS)
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_valid_bash_people_write_is_ok(path: Path) -> None:
+    code, out, err = verify(path)
+    assert (code, err) == (0, "")
+    assert out.startswith(f"{path}: ok")
+
+
+def test_only_the_pytest_runner_has_no_srun() -> None:
+    """Upstream's slurm_run.sh runs inside the step; it starts none."""
+    assert [p.name for p in SCRIPTS if not commands_named(p.read_text(), "srun")] == [
+        "pytest_run.sh"
+    ]
+
+
+@pytest.mark.parametrize("path", WITH_SRUN, ids=[p.stem for p in WITH_SRUN])
+def test_the_sruns_of_each_script_are_read(path: Path, tmp_path: Path) -> None:
+    """Every script's srun steps are read, also where bashlex cannot read the script: a wrong
+    option put into each one is found, on that srun's line."""
+    text = path.read_text()
+    found = commands_named(text, "srun")
+    for command in found:
+        lines = text.split("\n")
+        index = command.line - 1
+        while "srun" not in lines[index]:
+            index += 1
+        lines[index] = lines[index].replace("srun ", "srun --no-such-option ", 1)
+        broken = tmp_path / path.name
+        broken.write_text("\n".join(lines))
+        code, _, err = verify(broken)
+        assert code == 1
+        assert f"{broken}:{command.line}: srun: --no-such-option is not an srun" in err
+
+
+def test_what_only_the_run_knows_is_named_not_passed_off(tmp_path: Path) -> None:
+    code, out, _ = verify(CORPUS / "aggregated_launch_draft.sh")
+    assert code == 0
+    assert 'not checked, known only when it runs: line 16: "${srunArgs[@]}"' in out
+    assert "line 16: -N $nodeCount; line 16: --ntasks=$ranks" in out
+    assert "no #! line: a fragment to source or splice" in out
+    code, out, _ = verify(CORPUS / "install_with_extglob.sh")
+    assert code == 0 and "not checked" not in out  # every srun option there is written out
+
+
+def test_a_here_document_is_text_not_commands() -> None:
+    text = (CORPUS / "install_with_extglob.sh").read_text()
+    assert "srun --not-an-option" in text
+    assert [c.words[:2] for c in commands_named(text, "srun")] == [("srun", "-c")]
+
+
+def test_extglob_is_read_only_when_the_script_turns_it_on(tmp_path: Path) -> None:
+    path = tmp_path / "glob.sh"
+    path.write_text("#!/bin/bash\nrm -f !(keep).log\n")
+    code, _, err = verify(path)
+    assert code == 1 and "syntax error near unexpected token `('" in err
+    path.write_text("#!/bin/bash\nshopt -s nullglob extglob\nrm -f !(keep).log\n")
+    assert verify(path)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("#SBATCH --nodes=-1", "--nodes=-1: a negative count; sbatch refuses it"),
+        ("#SBATCH -n -2", "--ntasks=-2: a negative count; sbatch refuses it"),
+        ("#SBATCH --gres=gpu:-1", "--gres=gpu:-1: a negative count; sbatch refuses it"),
+        ("#SBATCH --gpus-per-node=h100:-4", "--gpus-per-node=h100:-4: a negative count"),
+        ("#SBATCH --ntasks=$N", "--ntasks=$N: sbatch does not expand variables in #SBATCH"),
+    ],
+)
+def test_a_directive_sbatch_refuses_is_an_error(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "job.slurm"
+    path.write_text(f"#!/bin/bash\n{line}\nsrun hostname\n")
+    code, out, err = verify(path)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:2: {message}")
+
+
+def test_a_range_of_nodes_is_not_a_negative_count(tmp_path: Path) -> None:
+    path = tmp_path / "job.slurm"
+    path.write_text("#!/bin/bash\n#SBATCH --nodes=2-4\nsrun hostname\n")
+    assert verify(path)[0] == 0
+
+
+def test_a_batch_script_without_a_shebang_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "job.slurm"
+    path.write_text("#SBATCH --nodes=1\nsrun hostname\n")
+    code, _, err = verify(path)
+    assert code == 1
+    assert err == (
+        f"{path}:1: no #! line: sbatch refuses a script whose first line is not #! and an "
+        "interpreter; add #!/bin/bash\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("srun -c 4 -w node1 -l hostname", None),
+        ("srun -c4 -N2 -n 8 -p batch -t 10 hostname", None),
+        ('srun --ntasks="$N" --gres=$G --container-image=$IMG hostname', None),
+        ('srun "${args[@]}" bash -c "echo $HOST"', None),
+        ("timeout -k 60 900 srun -N 1 hostname", None),
+        ("srun -Y 3 hostname", "srun has no option -Y"),
+        ("srun -c", "srun -c needs a value"),
+        ("srun --ntasks=-1 hostname", "srun --ntasks=-1: a negative count"),
+        ("srun -N -1 hostname", "srun -N -1: a negative count"),
+        ("srun --bogus=$X hostname", "--bogus is not an srun or pyxis option"),
+        ("srun --container-mounts=/a:/b hostname", "pyxis options given without --container-image"),
+    ],
+)
+def test_srun_as_people_write_it(tmp_path: Path, command: str, problem: str | None) -> None:
+    path = tmp_path / "job.sh"
+    path.write_text(f"#!/bin/bash\n{command}\n")
+    code, _, err = verify(path)
+    if problem is None:
+        assert (code, err) == (0, "")
+    else:
+        assert code == 1
+        assert err == f"{path}:2: srun: {problem}\n"
+
+
+def test_an_array_may_hold_the_image_but_literal_options_still_count(tmp_path: Path) -> None:
+    path = tmp_path / "job.sh"
+    path.write_text('#!/bin/bash\nsrun "${pyxis[@]}" --container-mounts=/a:/b --gres=gpu:16 x\n')
+    assert verify(path)[0] == 0
+    env = ROOT / "examples/slurm_env.json"
+    code, _, err = verify(path, "--slurm-env-file", str(env))
+    assert code == 1 and "--gres=gpu:16 asks for 16 GPUs" in err
+
+
+SNAPSHOT_SCRIPTS = sorted(
+    p for p in (ROOT / "snapshots").rglob("*") if p.suffix in (".slurm", ".sh")
+)
+_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "for", "!", "{", "}"}
+
+
+def _without_keywords(commands: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Commands as bashlex lists them: the reserved words around them left out."""
+    kept = []
+    for words in commands:
+        rest = list(words)
+        while rest and rest[0] in _KEYWORDS:
+            rest.pop(0)
+        if rest:
+            kept.append(tuple(rest))
+    return kept
+
+
+@pytest.mark.parametrize("path", SNAPSHOT_SCRIPTS, ids=[p.name for p in SNAPSHOT_SCRIPTS])
+def test_the_scanner_finds_what_bashlex_finds(path: Path) -> None:
+    """On every script scriptast writes, the scanner (which reads what bashlex cannot) finds
+    the simple commands bashlex finds, with the same words; and every one verifies clean."""
+    text = path.read_text()
+    assert lint_text(text, batch_script=True).findings == ()
+    try:
+        by_bashlex = [tuple(command.words) for command in parse_commands(text)]
+    except VerifyError:  # the perf_sanity launch scripts: upstream's drafts use arrays
+        assert "srunArgs" in text
+        return
+    by_scanner = [command.words for command in scan_commands(text)]
+    assert _without_keywords(by_scanner) == _without_keywords(by_bashlex)
