@@ -129,7 +129,7 @@ def test_job_spec_fields_per_scenario(site: Site) -> None:
         local["slurm_params"]["gres"] == "gpu:4"
         and local["slurm_params"]["mpi_plugin"] == "pmix_v4"
     )
-    assert local["slurm_env"]["probe"] == {"host": "login-01", "slurm_version": "22.05.8"}
+    assert local["slurm_env"]["probe"] == {"host": "login-01", "slurm_version": "24.05.4"}
     assert (local["success_patterns"], local["failure_patterns"]) == (
         ["passed"],
         ["FAILED", "ERROR"],

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scriptast.builders.request import build_request
-from scriptast.errors import ResolveError
+from scriptast.errors import ResolveError, ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from scriptast.readers.launch_readback import LaunchError, read_launch_script
 from tests.cases import CASES
@@ -379,4 +379,141 @@ def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
         gres = next(p for p in env.partitions if p.gres is not None)
         assert sinfo("-p", gres.name, "-h", "-o", "%G").stdout == f"{gres.gres}\n"
         assert sinfo("-s").returncode == 1
-        assert subprocess.run([f"{folder}/scontrol", "show", "config"], check=False).returncode == 1
+        config = subprocess.run(
+            [f"{folder}/scontrol", "show", "config"], capture_output=True, text=True, check=False
+        )
+        assert config.stdout.splitlines() == [
+            "ClusterName             = dlcluster",
+            "SLURM_VERSION           = 24.05.4",
+        ]
+        assert subprocess.run([f"{folder}/scontrol", "show", "node"], check=False).returncode == 1
+
+
+def test_an_option_the_clusters_release_lacks_is_refused_before_writing(site: Site) -> None:
+    """submit.py writes `#SBATCH --segment` (Slurm 24.05+) whatever the cluster runs; on 22.05
+    sbatch refuses the script, so emit does, naming the option and the release, and `verify`
+    with the same slurm_env.json agrees."""
+    site.write_slurm_env(probe={"host": "login-01", "slurm_version": "22.05.8"})
+    fields = {"workflow_type": "perf_sanity", "perf_config_yaml": AGGR}
+    with pytest.raises(ResolveError) as caught:
+        _generate(site, perf_test_name="llama_8b_tp4", **fields)
+    assert str(caught.value).startswith(
+        "the launch script submit.py wrote (slurm_launch.sh:3) uses --segment needs Slurm "
+        "24.05 or later; the cluster runs 22.05.8: sbatch there refuses it"
+    )
+    assert not site.work("job").exists()
+    site.write_slurm_env()
+    output = _generate(site, perf_test_name="llama_8b_tp4", **fields)
+    launch = site.root / "slurm_launch.sh"
+    launch.write_text(_text(output, "slurm_launch.sh"))
+    site.write_slurm_env(probe={"host": "login-01", "slurm_version": "22.05.8"})
+    verdict = subprocess.run(
+        [console_script(), "verify", str(launch), "--slurm-env-file", str(site.slurm_env)],
+        capture_output=True,
+        text=True,
+    )
+    assert verdict.returncode == 1
+    assert f"{launch}:3: --segment needs Slurm 24.05 or later; the cluster runs 22.05.8" in (
+        verdict.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_name", "recorded", "expected"),
+    [
+        ("aws-cmh", None, "aws-cmh"),
+        (None, "aws-cmh-cs-001", "aws-cmh-cs-001"),
+        ("aws-dfw", "aws-cmh-cs-001", "aws-dfw"),
+        (None, None, None),
+    ],
+)
+def test_the_cluster_name_reaches_submit_py(
+    site: Site, request_name: str | None, recorded: str | None, expected: str | None
+) -> None:
+    """submit.py keys its UCX settings on the cluster's name: the request's cluster_name, else
+    slurm_env's (probe-slurm reads ClusterName); the disaggregated launch script then carries
+    that cluster's settings (aws-cmh pins UCX_TLS and UCX_NET_DEVICES, as upstream's rules)."""
+    site.write_slurm_env(cluster_name=recorded)
+    fields: dict[str, Any] = {
+        "workflow_type": "perf_sanity",
+        "perf_config_yaml": DISAGG + "deepseek_r1_2_nodes.yaml",
+    }
+    if request_name:
+        fields["cluster_name"] = request_name
+    output = _generate(site, **fields)
+    assert _flags(output).get("--cluster-name") == expected
+    launch = _text(output, "slurm_launch.sh")
+    pinned = "UCX_TLS=cuda_ipc,cuda_copy,sm,self,tcp" in launch
+    assert pinned == (expected or "").startswith("aws-cmh")
+    assert ("UCX_TLS=^gdr_copy" in launch) == (expected == "aws-dfw")
+    trail = dict((e.field, (e.value, e.source)) for e in output.job.trail)
+    assert trail["cluster_name"][0] == (expected or "(none)")
+
+
+def test_the_scontrol_stand_in_answers_the_cluster_name(site: Site) -> None:
+    """Without --cluster-name, upstream's submit.py asks `scontrol show config`; the stand-in
+    scontrol answers ClusterName from slurm_env, so both ways agree."""
+    from scriptast.cluster.slurm_env import load_slurm_env
+    from scriptast.pipeline.submit_py import _shims
+
+    site.write_slurm_env(cluster_name="aws-cmh-cs-001")
+    env = load_slurm_env(str(site.slurm_env), "test").env
+    with _shims(env) as folder:
+        submit_dir = site.repo / "jenkins/scripts/perf/local"
+        asked = subprocess.run(
+            ["python3", "-c", "import submit; print(submit.cluster_name(''))"],
+            cwd=submit_dir,
+            env={**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    assert asked.stdout == "aws-cmh-cs-001\n"
+
+
+def test_a_config_larger_than_the_partitions_nodes_is_a_warning(site: Site) -> None:
+    """llama_8b_tp4 needs 4 GPUs on a node; unknown_arch's nodes have 2: emit warns (the job
+    would never start there) and verify says the same."""
+    output = _generate(
+        site, workflow_type="perf_sanity", perf_config_yaml=AGGR, perf_test_name="llama_8b_tp4",
+        partition="unknown_arch",
+    )  # fmt: skip
+    assert any(
+        "--gres=gpu:4 asks for 4 GPUs; nodes of 'unknown_arch' have 2" in warning
+        for warning in output.job.warnings
+    )
+    plain = _generate(
+        site, workflow_type="perf_sanity", perf_config_yaml=AGGR, perf_test_name="llama_8b_tp4"
+    )
+    assert not any("launch script" in warning for warning in plain.job.warnings)
+
+
+def test_explain_shows_what_the_launch_script_asks_for(site: Site) -> None:
+    """Not the placeholders submit.py's path starts from (tp 1, one device), but the counts read
+    back from the launch script it wrote."""
+    output = _generate(
+        site, workflow_type="perf_sanity", perf_config_yaml=AGGR, perf_test_name="llama_8b_tp4"
+    )
+    trail = [(e.field, e.value, e.source) for e in output.job.trail]
+    fields = [field for field, _, _ in trail]
+    assert "tp" not in fields and "pp" not in fields
+    assert fields.count("required_devices") == 1 and fields.count("gpus_per_node") == 1
+    read_back = {f: v for f, v, s in trail if s == "read back from the launch script"}
+    assert (read_back["required_devices"], read_back["world_size"]) == ("4", "4")
+    assert (read_back["nodes"], read_back["gres"]) == ("1", "gpu:4")
+
+
+def test_a_cluster_work_dir_that_cannot_be_made_here_says_why(site: Site, tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder\n")
+    fields = {**CASES["perf_sanity_remote_slurm"], "remote_work_dir": str(blocked / "perf")}
+    with pytest.raises(ScriptastError) as caught:
+        _generate(site, **fields)
+    message = str(caught.value)
+    assert message.startswith(
+        f"remote_work_dir {blocked / 'perf'}: submit.py creates its --work-dir on the machine "
+        "it runs on (this one)"
+    )
+    assert f"cannot create {blocked / 'perf'}: Not a directory" in message
+    assert "or run emit on the cluster's login node" in message
+    assert not site.work("job").exists()

@@ -79,6 +79,7 @@ def test_probe_with_recorded_commands() -> None:
         ("scontrol", "show", "partition", "-o"): (0, PARTITIONS, ""),
         ("scontrol", "show", "node", "-o"): (0, NODES, ""),
         ("srun", "--mpi=list"): (0, MPI_LIST, ""),
+        ("scontrol", "show", "config"): (0, CONFIG, ""),
     }
 
     def run(argv: list[str]) -> tuple[int, str, str]:
@@ -93,6 +94,19 @@ def test_probe_with_recorded_commands() -> None:
         and env["default_account"] == "coreai_trtllm"
     )
     assert env["errors"] == []
+    assert (env["cluster_name"], env["probe"]["slurm_version"]) == ("aws-cmh-cs-001", "22.05.8")
+
+
+CONFIG = """Configuration data as of 2026-12-03T22:58:17
+AccountingStorageBackupHost = (null)
+AuthType                = auth/munge
+ClusterName             = aws-cmh-cs-001
+MpiDefault              = none
+SLURM_VERSION           = 22.05.8
+
+Cgroup Support Configuration:
+AllowedDevicesFile      = /etc/slurm/cgroup_allowed_devices_file.conf
+"""
 
 
 def test_probe_reports_failing_commands() -> None:

@@ -104,6 +104,10 @@ def test_probe_slurm_end_to_end(cluster: Cluster, tmp_path: Path) -> None:
     )
     assert env["pmix"]["preferred"] == "pmix_v4" and "pmix" in env["pmix"]["available"]
     assert env["default_partition"] == "batch"
+    release = subprocess.run(["sinfo", "--version"], env=cluster.env(), capture_output=True)
+    assert env["probe"]["slurm_version"] == release.stdout.decode().split()[1]  # "slurm 22.05.8"
+    assert env["cluster_name"] == "scriptast"  # cluster.sh's ClusterName
+    assert env["home"] == str(Path.home())
 
 
 @pytest.mark.parametrize("name", SLURM_CASES)

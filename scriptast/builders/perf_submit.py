@@ -112,6 +112,17 @@ def accuracy_config(path: str) -> dict[str, Any]:
     return data
 
 
+def cluster_name_of(job: ResolvedJob) -> tuple[str | None, str]:
+    """The cluster name submit.py keys its UCX settings on, and where it comes from: the
+    request, else slurm_env.json's cluster_name (probe-slurm reads it from ClusterName)."""
+    if job.request.cluster_name:
+        return job.request.cluster_name, "input cluster_name"
+    recorded = (job.slurm_env_raw or {}).get("cluster_name")
+    if isinstance(recorded, str) and recorded:
+        return recorded, "slurm_env.json cluster_name"
+    return None, "unknown: submit.py's per-cluster UCX settings fall back to its default"
+
+
 def precheck_path(job: ResolvedJob) -> str:
     """Where submit.py finds precheck_config for a remote job: the local checkout (it looks
     under --llm-src, a cluster path)."""

@@ -64,6 +64,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     node_count: int | None = None
     partition: str | None = None
     account: str | None = None
+    cluster_name: str | None = None
     slurm_env_file: str | None = None
     time_limit: str | None = None
     llm_models_root: str | None = None

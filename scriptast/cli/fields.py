@@ -50,6 +50,11 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
     "skill_dir": ("Accepted for compatibility; unused.", JOB),
     "partition": ("Slurm partition (must be in slurm_env.json).", CLUSTER),
     "account": ("Slurm account.", CLUSTER),
+    "cluster_name": (
+        "The cluster's name, for submit.py's per-cluster UCX settings (perf_sanity; default "
+        "slurm_env's cluster_name).",
+        CLUSTER,
+    ),
     "slurm_env_file": ("slurm_env.json from the cluster probe.", CLUSTER),
     "time_limit": ("Slurm time limit (default 02:00:00).", CLUSTER),
     "remote_repo_path": ("The checkout on the cluster (remote_slurm).", CLUSTER),

@@ -10,6 +10,7 @@ import getpass
 import os
 import re
 import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,16 @@ Runner = Callable[[list[str]], tuple[int, str, str]]
 def parse_records(text: str) -> list[dict[str, str]]:
     """`scontrol show ... -o` output: one record a line, KEY=VALUE fields."""
     return [dict(_FIELD.findall(line)) for line in text.splitlines() if "=" in line]
+
+
+def parse_config(text: str) -> dict[str, str]:
+    """`scontrol show config`: one `Key = value` a line (headings and blank lines skipped)."""
+    config = {}
+    for line in text.splitlines():
+        key, equals, value = line.partition("=")
+        if equals and key.strip() and " " not in key.strip():
+            config[key.strip()] = value.strip()
+    return config
 
 
 def parse_mpi_list(text: str) -> dict[str, Any]:
@@ -91,6 +102,7 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
         "pmix": {"available": [], "preferred": None},
         "errors": [],
         "remote_cwd": _working_directory(),
+        "home": os.path.expanduser("~"),
     }
     if not which("sinfo") or not which("scontrol"):
         env["errors"].append(NO_CLIENT_TOOLS)
@@ -102,6 +114,13 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
     code, nodes_text, error = run(["scontrol", "show", "node", "-o"])
     if code != 0:
         env["errors"].append(f"scontrol show node failed: {error.strip()}")
+    code, config_text, _ = run(["scontrol", "show", "config"])
+    if code == 0:
+        config = parse_config(config_text)
+        if config.get("ClusterName"):
+            env["cluster_name"] = config["ClusterName"]
+        if config.get("SLURM_VERSION"):
+            env["probe"] = {"host": socket.gethostname(), "slurm_version": config["SLURM_VERSION"]}
     partitions = parse_records(partitions_text)
     env["partitions"] = build_partitions(partitions, parse_records(nodes_text))
     env["default_partition"] = next(

@@ -53,6 +53,8 @@ class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     errors: tuple[str, ...] = ()
     mounts: tuple[str, ...] | None = None
     remote_cwd: str | None = None
+    home: str | None = None
+    cluster_name: str | None = None
     probe: Probe | None = None
 
     def partition(self, name: str) -> Partition | None:

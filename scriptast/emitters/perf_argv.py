@@ -31,6 +31,8 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
         "--launch-sh", submit.launch_sh,
         "--time", submit.time,
     ]  # fmt: skip
+    if submit.cluster_name:
+        argv += ["--cluster-name", submit.cluster_name]
     if submit.draft_launch_sh:
         argv += ["--draft-launch-sh", submit.draft_launch_sh]
     if submit.install_mode != "source":

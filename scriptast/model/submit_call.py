@@ -29,3 +29,4 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
     draft_launch_sh: str | None = None
     install_mode: str = "source"
     wheel_path: str | None = None
+    cluster_name: str | None = None

@@ -11,7 +11,13 @@ import msgspec
 
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import LaunchFacts
-from scriptast.builders.perf_submit import LAUNCH_SH, SUBMIT_WRITES, SubmitPlan, precheck_path
+from scriptast.builders.perf_submit import (
+    LAUNCH_SH,
+    SUBMIT_WRITES,
+    SubmitPlan,
+    cluster_name_of,
+    precheck_path,
+)
 from scriptast.builders.trail import TrailEntry
 from scriptast.cluster.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
@@ -72,6 +78,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
             f"{beyond[0]}; nothing was written"
         )
     read, container_name, pattern = _read_launch(main.text, job)
+    read = _checked_against_cluster(main.text, read, env)
     main = OutputFile(main.path, main.text, executable=True)
     others = tuple(files[path] for path in sorted(files))
     return Made(
@@ -84,6 +91,26 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         launch=LaunchFacts(container_name=container_name, log_file_pattern=pattern),
         submit_argv=tuple(argv),
     )
+
+
+def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> ResolvedJob:
+    """The launch script as `verify --slurm-env-file` reads it: an option the cluster's Slurm
+    release does not have (sbatch would refuse the script) is an error; a size, time or plugin
+    the partition does not offer is a warning (the job would pend or fail there)."""
+    from scriptast.readers.cluster_check import check_against
+    from scriptast.readers.lint import lint_text
+
+    report = lint_text(text, context=LAUNCH_SH, batch_script=True)
+    warnings = list(job.warnings)
+    for finding in [*report.findings, *check_against(report, env, LAUNCH_SH)]:
+        if " or later; the cluster runs " in finding.message:
+            raise ResolveError(
+                f"the launch script submit.py wrote ({finding.where}) uses "
+                f"{finding.message}: sbatch there refuses it; use a submit.py that writes "
+                "for that release, or a slurm_env.json of the cluster it goes to"
+            )
+        warnings.append(f"the launch script submit.py wrote: {finding.where}: {finding.message}")
+    return msgspec.structs.replace(job, warnings=tuple(warnings))
 
 
 def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, str]:
@@ -103,8 +130,14 @@ def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, 
         mpi_plugin=launch.mpi_plugin,
     )
     gpus = launch.nodes * launch.gpus_per_node if launch.gpus_per_node else launch.ntasks
+    cluster, cluster_source = cluster_name_of(job)
+    restated = {"tp", "pp", "ep", "required_devices", "world_size", "gpus_per_node"}
     trail = (
-        *job.trail,
+        *(entry for entry in job.trail if entry.field not in restated),
+        *(
+            TrailEntry(field=field, value=str(value), source="read back from the launch script")
+            for field, value in (("required_devices", gpus), ("world_size", launch.ntasks))
+        ),
         *(
             TrailEntry(field=field, value=str(value), source="read back from the launch script")
             for field, value in (
@@ -117,6 +150,7 @@ def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, 
                 ("container_name", launch.container_name),
             )
         ),
+        TrailEntry(field="cluster_name", value=cluster or "(none)", source=cluster_source),
     )
     read = msgspec.structs.replace(
         job, slurm=slurm, required_devices=gpus, world_size=launch.ntasks, trail=trail

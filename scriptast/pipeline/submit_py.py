@@ -26,7 +26,14 @@ from scriptast.model.script import Script
 from scriptast.model.statements import Comment, If, ShellStatement, cmd
 from scriptast.model.words import Param
 from scriptast.pipeline.verified_emit import emit
-from scriptast.workdir.write import Pending, interrupted, make_dirs, remove_dirs, work_dir_held
+from scriptast.workdir.write import (
+    Pending,
+    WriteError,
+    interrupted,
+    make_dirs,
+    remove_dirs,
+    work_dir_held,
+)
 
 SUBMIT_SECONDS = 300
 _POLL_SECONDS = 0.05
@@ -93,7 +100,7 @@ def run_submit(
         work_dir_held(work_dir) as pending,
         _shims(slurm_env) as shim_dir,
         _links_aside(folders, owned) as aside,
-        _restored(folders, owned) as before,
+        _restored(folders, owned, {w.path for w in watched if w.remote}) as before,
         _journal(work_dir, folders, owned, before, aside),
     ):
         for item in staged:
@@ -250,10 +257,20 @@ def _links_aside(folders: list[str], owned: Writes) -> Iterator[list[tuple[str, 
 
 
 @contextlib.contextmanager
-def _restored(folders: list[str], owned: Writes) -> Iterator[dict[str, dict[str, Signature]]]:
+def _restored(
+    folders: list[str], owned: Writes, cluster_paths: set[str]
+) -> Iterator[dict[str, dict[str, Signature]]]:
     """Yield each folder's inventory of submit.py's files; afterwards remove what is new of
-    them, put back what changed, and remove the folders (and parents) that did not exist."""
-    created = [make_dirs(folder) for folder in folders]
+    them, put back what changed, and remove the folders (and parents) that did not exist.
+    `cluster_paths` are folders that stand for a cluster path (remote_slurm's work dir)."""
+    created: list[list[str]] = []
+    try:
+        for folder in folders:
+            created.append(_made_here(folder, folder in cluster_paths))
+    except WriteError:
+        for folders_made in reversed(created):
+            remove_dirs(folders_made)
+        raise
     before = {folder: _inventory(folder, owned) for folder in folders}
     backups = {
         posixpath.join(folder, relative): _backup(posixpath.join(folder, relative))
@@ -267,6 +284,22 @@ def _restored(folders: list[str], owned: Writes) -> Iterator[dict[str, dict[str,
             _put_back(folder, before[folder], backups, owned)
         for folders_made in reversed(created):
             remove_dirs(folders_made)
+
+
+def _made_here(folder: str, cluster_path: bool) -> list[str]:
+    """make_dirs, saying for a cluster path why it is made on this machine."""
+    try:
+        return make_dirs(folder)
+    except WriteError as error:
+        if not cluster_path:
+            raise
+        raise WriteError(
+            f"remote_work_dir {folder}: submit.py creates its --work-dir on the machine it runs "
+            f"on (this one) and writes there, so scriptast creates that cluster path here for "
+            f"the run and removes it after, but {error}; give a remote_work_dir whose path "
+            "can be created here (under /tmp, or a cluster file system mounted at the same "
+            "path), or run emit on the cluster's login node"
+        ) from None
 
 
 def _backup(path: str) -> _Backup | None:
@@ -342,7 +375,7 @@ def _shims(slurm_env: SlurmEnv) -> Iterator[str]:
     folder = tempfile.mkdtemp(prefix="scriptast-shims-")
     try:
         _write_shim(folder, "sinfo", _sinfo_cases(slurm_env))
-        _write_shim(folder, "scontrol", [])
+        _write_shim(folder, "scontrol", _scontrol_cases(slurm_env))
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -355,6 +388,16 @@ def _sinfo_cases(env: SlurmEnv) -> list[tuple[str, list[str]]]:
         if partition.gres is not None:
             cases.append((f"-p {partition.name} -h -o %G", [partition.gres]))
     return cases
+
+
+def _scontrol_cases(env: SlurmEnv) -> list[tuple[str, list[str]]]:
+    """`scontrol show config` as the cluster would answer it, for what slurm_env knows."""
+    lines = []
+    if env.cluster_name:
+        lines.append(f"ClusterName             = {env.cluster_name}")
+    if env.probe is not None and env.probe.slurm_version:
+        lines.append(f"SLURM_VERSION           = {env.probe.slurm_version}")
+    return [("show config", lines)] if lines else []
 
 
 def shim_script(name: str, cases: list[tuple[str, list[str]]]) -> Script:

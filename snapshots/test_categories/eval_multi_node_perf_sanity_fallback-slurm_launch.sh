@@ -22,9 +22,9 @@ export PYTEST_COMMAND="pytest -v perf/test_perf_sanity.py --test-prefix=/home/al
 export totalNodes=2
 export gpusPerNode=4
 export testOutputDir=/home/alice/work/job/disagg-e2e-deepseek_r1_2_nodes_accuracy
-export pytestCommandCTXWorker="UCX_TLS=^ib $PYTEST_COMMON_VARS $PYTEST_COMMAND"
-export pytestCommandGENWorker="UCX_TLS=^ib $PYTEST_COMMON_VARS $PYTEST_COMMAND"
-export pytestCommandBenchmark="UCX_TLS=^ib $PYTEST_COMMON_VARS $PYTEST_COMMAND"
+export pytestCommandCTXWorker="unset UCX_CUDA_IPC_ENABLE_MNNVL UCX_TLS UCX_NET_DEVICES && $PYTEST_COMMON_VARS $PYTEST_COMMAND"
+export pytestCommandGENWorker="unset UCX_CUDA_IPC_ENABLE_MNNVL UCX_TLS UCX_NET_DEVICES && $PYTEST_COMMON_VARS $PYTEST_COMMAND"
+export pytestCommandBenchmark="unset UCX_CUDA_IPC_ENABLE_MNNVL UCX_TLS UCX_NET_DEVICES && $PYTEST_COMMON_VARS $PYTEST_COMMAND"
 export numCtxServers=1
 export numGenServers=1
 export nodesPerCtxServer=1

@@ -19,6 +19,7 @@ from scriptast.builders.perf_submit import (
     SubmitPlan,
     accuracy_config,
     check_passable,
+    cluster_name_of,
     config_of_test_id,
     load_config,
     local_file,
@@ -167,6 +168,7 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         draft_launch_sh=draft,
         install_mode=job.request.install_mode,
         wheel_path=job.request.wheel_path,
+        cluster_name=cluster_name_of(job)[0],
     )
     check_passable(submit, remote=job.log_dir != job.work_dir)
     return SubmitPlan(submit=submit, copy=copy)
@@ -187,7 +189,13 @@ CATEGORY = Category(
     "summary back from the launch script. For remote_slurm it gets the local launch draft and "
     "the cluster `--work-dir`/`--llm-src`; what it writes under the cluster work dir on this "
     "machine is moved into work_dir and listed in `extra_files` with its cluster path. "
-    "submit.py names its container after the time it ran (shown as `<timestamp>`).",
+    "submit.py names its container after the time it ran (shown as `<timestamp>`). It passes "
+    "`--cluster-name` (the request's `cluster_name`, else slurm_env.json's, which "
+    "`probe-slurm` reads from ClusterName): submit.py picks the cluster's UCX settings by it. "
+    "The launch script is checked against slurm_env.json as `verify --slurm-env-file` does: "
+    "submit.py always writes `#SBATCH --segment`, which needs Slurm 24.05, so a cluster whose "
+    "`probe.slurm_version` is older is refused (the example slurm_env.json records 24.05.4), "
+    "and a size the partition cannot hold is a warning.",
     examples=(
         "scriptast emit perf-sanity <slurm> --perf-config-yaml "
         "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml "
