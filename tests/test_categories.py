@@ -94,7 +94,7 @@ def _spec(output: Output) -> dict[str, Any]:
 def test_pytest_script_shape(site: Site) -> None:
     output = run_case(site, "pytest_local_slurm")
     text = _main(output)
-    assert output.main_script.endswith("/llama3_1_8binstruct_auto_test.slurm")
+    assert output.main_script.endswith("/llama_3_1_8b_instruct_auto_test.slurm")
     assert "#SBATCH --gres=gpu:4" in text and "--mpi" not in text
     assert "#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=1\n" in text
     assert "cd " + str(site.repo / "tests/integration/defs") in text
@@ -120,7 +120,7 @@ def test_job_spec_fields_per_scenario(site: Site) -> None:
     ]
     assert (
         local["persistent_mode"] is True
-        and local["container_name"] == "llama3_1_8binstruct_auto_test"
+        and local["container_name"] == "llama_3_1_8b_instruct_auto_test"
     )
     assert local["container_mounts"].startswith(
         "/data/models:/models,".replace("/data", str(site.root / "data"))
@@ -208,7 +208,7 @@ def test_docker_command(site: Site) -> None:
         "--cap-add=DAC_READ_SEARCH",
         "--security-opt seccomp=unconfined",
         "-e LLM_MODELS_ROOT=/models",
-        "--name llama3_1_8binstruct_auto_test",
+        "--name llama_3_1_8b_instruct_auto_test",
     ):
         assert flag in text
     assert " -it" not in text and "python3 -c 'import tensorrt_llm'" in text

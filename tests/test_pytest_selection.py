@@ -117,15 +117,28 @@ def test_a_selection_that_cannot_be_read_falls_back_with_a_warning(
     job = _job(site, test_cmd)
     assert job.required_devices == 1
     (warning,) = job.warnings
-    assert f"cannot read ({named})" in warning and "required_devices = 1 (default)" in warning
+    assert f"cannot read ({named}); 1 GPU(s) (default) are used" in warning
     given = _job(site, test_cmd, required_devices=4)
     assert given.required_devices == 4 and "(input required_devices)" in given.warnings[0]
 
 
-def test_a_readable_file_beside_an_unreadable_part_still_counts(site: Site) -> None:
-    job = _job(site, f"pytest -k tp8 {FILE}::TestLlama3_1_8BInstruct")
+def test_k_does_not_take_the_largest_need_of_tests_it_may_leave_out(site: Site) -> None:
+    """`-k` narrows a class whose largest test needs 8 GPUs: which tests it keeps cannot be
+    read, so required_devices decides (else 1), and the warning says both numbers."""
+    job = _job(site, f"pytest -k tp1 {FILE}::TestLlama3_1_8BInstruct")
+    assert job.required_devices == 1
+    assert job.warnings[0].startswith(
+        "test_cmd selects tests scriptast cannot read (-k tp1); 1 GPU(s) (default) are used; "
+        "the files it names need up to 8: pass --required-devices"
+    )
+    given = _job(site, f"pytest -k tp8 {FILE}::TestLlama3_1_8BInstruct", required_devices=8)
+    assert given.required_devices == 8
+
+
+def test_a_directory_beside_a_readable_file_keeps_the_files_need(site: Site) -> None:
+    job = _job(site, f"pytest perf {FILE}::TestLlama3_1_8BInstruct")
     assert job.required_devices == 8
-    assert "or 8 from the files it names" in job.warnings[0]
+    assert "the files it names need up to 8" in job.warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -169,3 +182,31 @@ def test_trtllm_parametrize_helper_counts_its_params(site: Site) -> None:
     job = _job(site, f"pytest {FILE}::TestWithIdsHelper::test_tep")
     assert job.world_size == 4
     assert "skip_less_mpi_world_size(4) on pytest.param" in _trail(job, "world_size")
+
+
+@pytest.mark.parametrize(
+    "test_cmd",
+    [
+        f"cd {DEFS} && pytest -v {FILE}::TestDeepSeekV3Lite::test_class_mark",
+        f"cd {DEFS}; pytest -v {FILE}::TestDeepSeekV3Lite::test_class_mark",
+    ],
+)
+def test_a_leading_cd_is_the_commands_own_and_works(
+    site: Site, shims: Shims, test_cmd: str
+) -> None:
+    """Engineers write `cd tests/integration/defs && pytest ...`: the paths are read from that
+    folder (the class mark counts: 8 GPUs), and the job starts in the project so that the
+    command's own `cd` works."""
+    job = _job(site, test_cmd)
+    assert job.required_devices == 8
+    output = emit_case(site, "pytest_local_slurm", test_cmd=test_cmd)
+    result = run(output, shims)
+    assert result.returncode == 0, result.stderr
+    (test,) = shims.records("pytest")
+    assert test["cwd"] == str(site.repo / DEFS)
+    assert (Path(test["cwd"]) / FILE).is_file()
+
+
+def test_a_path_not_under_the_commands_cd_is_not_found(site: Site) -> None:
+    with pytest.raises(ResolveError, match=f"looked at {site.repo}/tests/{FILE}"):
+        _job(site, f"cd tests && pytest {FILE}::TestDeepSeekV3Lite")

@@ -436,6 +436,11 @@ def test_multi_node_eval_falls_back_to_perf_sanity(site: Site) -> None:
         ),
         ({"required_devices": 0}, "required_devices must be >= 1, got 0"),
         ({"node_count": -1}, "node_count must be >= 1"),
+        (
+            {"node_count": 2},
+            r"^node_count = 2, but custom commands run on 1 node \(required_devices = 1 fits "
+            r"one node of 8 GPUs\); drop node_count or set it to 1$",
+        ),
         ({"custom_env": "FOO"}, "custom_env entry 'FOO' has no '='"),
         ({"custom_env": "1X=2"}, "custom_env key '1X' is not a shell identifier"),
     ],
@@ -447,8 +452,20 @@ def test_custom_limits(site: Site, fields: dict[str, Any], message: str) -> None
 
 
 def test_custom_gpus_per_node_unknown_on_docker(site: Site) -> None:
-    with pytest.raises(ResolveError, match="gpus_per_node is unknown"):
+    with pytest.raises(ResolveError, match="gpus_per_node is unknown") as raised:
         job(site, workflow_type="custom", custom_cmd="true", execution_scenario="local_docker")
+    assert str(raised.value).endswith("pass env_check.gpus_per_node (--gpus-per-node)")
+
+
+def test_custom_script_wins_over_custom_cmd_with_a_warning(site: Site, tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo hi\n")
+    resolved = job(site, workflow_type="custom", custom_cmd="nvidia-smi", custom_script=str(script))
+    assert resolved.work.command.text == f"bash {script}"
+    assert resolved.warnings == (
+        f"custom_cmd and custom_script are both given: the script runs (bash {script}), "
+        "custom_cmd 'nvidia-smi' does not",
+    )
 
 
 def test_custom_env_is_shell_aware() -> None:
@@ -744,6 +761,21 @@ def test_tokenizer_details() -> None:
     assert user_command("(sub)", "c").argv is None
 
 
+def test_available_gpus_bound_a_docker_job(site: Site) -> None:
+    """A host with 8 GPUs of which 2 are free: a test that needs 4 does not fit."""
+    with pytest.raises(ResolveError, match="exceeds gpus_per_node = 2"):
+        job(
+            site,
+            workflow_type="pytest",
+            test_cmd="pytest accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_function_mark",
+            execution_scenario="local_docker",
+            slurm_env_file=None,
+            partition=None,
+            account=None,
+            env_check={"gpus_per_node": 8, "available_gpus": 2},
+        )
+
+
 def test_gpus_per_node_sources() -> None:
     from scriptast.builders.request import EnvCheck
     from scriptast.builders.slurm_params import gpus_per_node, uses_gres
@@ -751,6 +783,11 @@ def test_gpus_per_node_sources() -> None:
     assert gpus_per_node(Partition(name="p", gres="gpu:a100:4"), None).value == 4  # type: ignore[union-attr]
     assert gpus_per_node(None, EnvCheck(available_gpus=2)).source == "env_check.available_gpus"  # type: ignore[union-attr]
     assert gpus_per_node(Partition(name="p", gres="(null)"), EnvCheck()) is None
+    both = gpus_per_node(None, EnvCheck(gpus_per_node=8, available_gpus=2))
+    assert both is not None and both.value == 2
+    assert both.source == "env_check.available_gpus (fewer than gpus_per_node 8)"
+    roomy = gpus_per_node(None, EnvCheck(gpus_per_node=4, available_gpus=8))
+    assert roomy is not None and (roomy.value, roomy.source) == (4, "env_check.gpus_per_node")
     assert not uses_gres(Partition(name="p", gres="(null)")) and not uses_gres(None)
     assert time_limit("30", Partition(name="p", time_limit="weird"))[0] == "30"
 

@@ -1,4 +1,7 @@
-"""The short model name of a job by the seed's rule: lowercase, non-alphanumeric runs -> `_`."""
+"""The short model name of a job by one rule for every workflow: the model's own name (an HF id
+or a path's last component) lowercased, non-alphanumeric runs -> `_`. pytest reads it from the
+test class's MODEL_NAME, as upstream's accuracy tests declare it; a class without one has its
+name split where TRT-LLM's class names join the model name's words (`Llama3_1_8BInstruct`)."""
 
 from __future__ import annotations
 
@@ -22,15 +25,25 @@ def from_model_flag(command: str, what: str) -> str | None:
     return name or None
 
 
-def from_test(names: tuple[str, ...]) -> str | None:
-    """The test class without `Test`, else the function without `test_`."""
+def from_test(names: tuple[str, ...], declared: str | None = None) -> str | None:
+    """The model the test class declares (MODEL_NAME), else the class without `Test`, else
+    the function without `test_`."""
+    if declared:
+        return normalize_model_name(posixpath.basename(declared.rstrip("/"))) or None
     for name in names:
         if name.startswith("Test"):
-            return normalize_model_name(name[len("Test") :]) or None
+            return normalize_model_name(_split_words(name[len("Test") :])) or None
     if names:
         function = names[-1]
         return normalize_model_name(function.removeprefix("test_")) or None
     return None
+
+
+def _split_words(joined: str) -> str:
+    """`Llama3_1_8BInstruct` -> `Llama_3_1_8B_Instruct`: a lowercase letter before an uppercase
+    one or a digit, and an uppercase run or a digit before a capitalized word, start a word."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z0-9])", "_", joined)
+    return re.sub(r"(?<=[A-Z0-9])(?=[A-Z][a-z])", "_", spaced)
 
 
 def from_config(path: str) -> str:

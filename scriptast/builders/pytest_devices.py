@@ -1,8 +1,9 @@
 """What a pytest selection needs, read from its test file with `ast` (never imported): GPUs from
 `skip_less_device(N)` and MPI ranks from `skip_less_mpi_world_size(N)`, each on the selected
-pytest.param, the function, its class or the module (the most specific wins), else GPU counts
-in the names and ids. `skip_less_device_memory(M)` is memory and counts nothing. A test id names
-one test; a class or a file selects every test in it, and the need is the maximum."""
+pytest.param, the function, its class or the module (the most specific wins), GPU counts in the
+names and ids, and what the test's body demands (scriptast.builders.pytest_body); the largest
+of these. `skip_less_device_memory(M)` is memory and counts nothing. A test id names one test;
+a class or a file selects every test in it, and the need is the maximum."""
 
 from __future__ import annotations
 
@@ -35,10 +36,12 @@ class Need(msgspec.Struct, frozen=True):
 
 
 class Needs(msgspec.Struct, frozen=True):
-    """The largest GPU and MPI-rank needs over every selected test (None: no mark says)."""
+    """The largest GPU and MPI-rank needs over every selected test (None: nothing says), and
+    the demands of test bodies that could not be evaluated, as written."""
 
     devices: Need | None
     ranks: Need | None
+    unevaluated: tuple[str, ...] = ()
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -137,9 +140,13 @@ def _need_of(test: _Test, module: int | None, mark: str, file: str) -> Need | No
 
 def _ids_need(test: _Test, file: str) -> Need | None:
     ids = [test.param_id] if test.param_id else [i for i, _ in _params(test.func.decorator_list)]
-    count = devices_from_ids(test.func.name, *(i for i in ids if i))
-    if count is None:
+    counts = [devices_from_ids(test.func.name, i) for i in ids if i] or [
+        devices_from_ids(test.func.name)
+    ]
+    known = [count for count in counts if count is not None]
+    if not known:
         return None
+    count = max(known)  # each id alone: tp8 and tp2pp2 are two tests, not tp8pp2
     return Need(count, f"GPU count in the name or ids of {test.func.name} in {file}")
 
 
@@ -221,21 +228,51 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
         )
         for mark in (DEVICE_MARK, RANKS_MARK)
     }
+    from scriptast.builders.pytest_body import bindings, body_need, module_functions
+
+    functions = module_functions(tree)
     devices: list[Need] = []
     ranks: list[Need] = []
+    unevaluated: list[str] = []
     for test in _selected(tree, target, file):
-        device = _need_of(test, modules[DEVICE_MARK], DEVICE_MARK, file.name)
-        device = device or _ids_need(test, file.name)
+        found = [_need_of(test, modules[DEVICE_MARK], DEVICE_MARK, file.name)]
+        decorators = [*(test.cls.decorator_list if test.cls else []), *test.func.decorator_list]
+        name = "::".join(n for n in (test.cls.name if test.cls else None, test.func.name) if n)
+        cases = bindings(decorators, test.param_id) or [{}]
+        body = body_need(test.func, cases, functions, f"{name} in {file.name}")
+        if body.count is not None:
+            found.append(Need(body.count, body.source))
+        found.append(_ids_need(test, file.name))  # on a tie, a mark or the body says why
+        unevaluated += [u for u in body.unevaluated if u not in unevaluated]
+        device = _largest([need for need in found if need is not None])
         if device is not None:
             devices.append(device)
         rank = _need_of(test, modules[RANKS_MARK], RANKS_MARK, file.name)
         if rank is not None:
             ranks.append(rank)
-    return Needs(_largest(devices), _largest(ranks))
+    return Needs(_largest(devices), _largest(ranks), tuple(unevaluated))
 
 
 def _largest(needs: list[Need]) -> Need | None:
     return max(needs, key=lambda need: need.count) if needs else None
+
+
+def declared_model(file: Path, target: TestTarget) -> str | None:
+    """The MODEL_NAME string the target's test class declares, if any."""
+    tree = _parse(file)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in target.names:
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.Assign)
+                    and any(
+                        isinstance(t, ast.Name) and t.id == "MODEL_NAME" for t in statement.targets
+                    )
+                    and isinstance(statement.value, ast.Constant)
+                    and isinstance(statement.value.value, str)
+                ):
+                    return statement.value.value
+    return None
 
 
 def inspect_devices(file: Path, target: TestTarget) -> Need | None:

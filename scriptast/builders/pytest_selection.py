@@ -37,11 +37,14 @@ class Located(msgspec.Struct, frozen=True):
 
 
 class Selection(msgspec.Struct, frozen=True):
-    """The test files test_cmd names, and what it selects that cannot be read."""
+    """The test files test_cmd names, and what it selects that cannot be read; `cd` is the
+    folder the command changes into itself first (`cd tests/integration/defs && pytest ...`),
+    relative to the project, or None."""
 
     files: tuple[Located, ...]
     uninspected: tuple[str, ...]
     folders: tuple[str, ...]
+    cd: str | None = None
 
 
 def parse_target(word: str) -> TestTarget | None:
@@ -69,9 +72,29 @@ def find_test_target(test_cmd: str) -> TestTarget:
     )
 
 
+def leading_cd(test_cmd: str) -> str | None:
+    """The folder of a `cd DIR &&` (or `cd DIR;`) that test_cmd starts with."""
+    from scriptast.readers.shellwords import tokenize
+
+    tokens = tokenize(test_cmd, "test_cmd")
+    if (
+        len(tokens) >= 3
+        and tokens[0].kind == "word"
+        and tokens[0].value == "cd"
+        and tokens[1].kind == "word"
+        and not tokens[1].expands
+        and tokens[2].kind == "op"
+        and tokens[2].value in ("&&", ";")
+    ):
+        return tokens[1].value
+    return None
+
+
 def read_selection(test_cmd: str, repo_root: str) -> Selection:
-    """Every test path in test_cmd's pytest arguments, located; what is not read, named."""
+    """Every test path in test_cmd's pytest arguments, located; what is not read, named.
+    After a leading `cd DIR &&`, paths are read from DIR (relative to the project)."""
     argv = words(test_cmd, "test_cmd")
+    cd = leading_cd(test_cmd)
     start = next((i + 1 for i, w in enumerate(argv) if Path(w).name == "pytest"), 0)
     files: list[Located] = []
     uninspected: list[str] = []
@@ -89,32 +112,35 @@ def read_selection(test_cmd: str, repo_root: str) -> Selection:
             continue
         target = parse_target(word)
         if target is not None:
-            files.append(_locate(repo_root, target))
-        elif _folder(repo_root, word) is not None:
+            files.append(_locate(repo_root, target, cd))
+        elif _folder(repo_root, word, cd) is not None:
             uninspected.append(f"the directory {word}")
             folders.append(word)
         index += 1
-    return Selection(tuple(files), tuple(uninspected), tuple(folders))
+    return Selection(tuple(files), tuple(uninspected), tuple(folders), cd)
 
 
-def _candidates(repo_root: str, written: str) -> list[tuple[Path, str]]:
+def _candidates(repo_root: str, written: str, cd: str | None = None) -> list[tuple[Path, str]]:
     root = Path(repo_root)
     raw = Path(written)
     if raw.is_absolute():
         return [(raw, "absolute")]
+    if cd is not None:
+        return [(root / cd / raw, "cd")]
     return [(root / DEFS / raw, "defs"), (root / raw, "repo")]
 
 
-def _folder(repo_root: str, word: str) -> str | None:
-    for candidate, form in _candidates(repo_root, word.rstrip("/") or "/"):
+def _folder(repo_root: str, word: str, cd: str | None = None) -> str | None:
+    for candidate, form in _candidates(repo_root, word.rstrip("/") or "/", cd):
         if candidate.is_dir():
             return form
     return None
 
 
-def _locate(repo_root: str, target: TestTarget) -> Located:
-    """The test path relative to <repo_root>/tests/integration/defs, to repo_root, or absolute."""
-    candidates = _candidates(repo_root, target.path)
+def _locate(repo_root: str, target: TestTarget, cd: str | None = None) -> Located:
+    """The test path relative to <repo_root>/tests/integration/defs, to repo_root, or absolute
+    (relative to the command's own `cd` folder when it has one)."""
+    candidates = _candidates(repo_root, target.path, cd)
     for candidate, form in candidates:
         if candidate.is_file():
             return Located(target, candidate.resolve(), form)
@@ -129,6 +155,8 @@ def run_folder(selection: Selection, repo_root: str) -> str | None:
     `tests/integration/defs` for defs-relative paths (and for a selection with no path, as
     TRT-LLM's CI runs pytest), `""` (the project itself) for repo-relative ones, None when only
     absolute paths outside defs are named."""
+    if selection.cd is not None:
+        return ""  # the command's own `cd` is made from the project
     forms = {f.form for f in selection.files}
     forms |= {form for w in selection.folders if (form := _folder(repo_root, w)) is not None}
     if {"defs", "repo"} <= forms:

@@ -55,7 +55,8 @@ def uses_gres(partition: Partition | None) -> bool:
 
 
 def gpus_per_node(partition: Partition | None, env_check: EnvCheck | None) -> Sourced | None:
-    """The partition's gpus_per_node (or its gres count), else env_check's."""
+    """The partition's gpus_per_node (or its gres count), else env_check's: the docker host's
+    gpus_per_node, bounded by its available_gpus."""
     if partition is not None:
         if partition.gpus_per_node:
             return Sourced(partition.gpus_per_node, f"slurm_env partition {partition.name!r}")
@@ -63,10 +64,16 @@ def gpus_per_node(partition: Partition | None, env_check: EnvCheck | None) -> So
         if counted:
             return Sourced(counted, f"slurm_env partition {partition.name!r} gres {partition.gres}")
     if env_check is not None:
-        if env_check.gpus_per_node:
-            return Sourced(env_check.gpus_per_node, "env_check.gpus_per_node")
-        if env_check.available_gpus:
-            return Sourced(env_check.available_gpus, "env_check.available_gpus")
+        per_node, available = env_check.gpus_per_node, env_check.available_gpus
+        if per_node and available and available < per_node:
+            # a docker host's free GPUs bound the job, whatever the machine holds
+            return Sourced(
+                available, f"env_check.available_gpus (fewer than gpus_per_node {per_node})"
+            )
+        if per_node:
+            return Sourced(per_node, "env_check.gpus_per_node")
+        if available:
+            return Sourced(available, "env_check.available_gpus")
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import typing
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -25,6 +26,34 @@ if not sys.stdout.isatty() and not {"TERMINAL_WIDTH", "COLUMNS"} & set(os.enviro
     import typer.rich_utils
 
     typer.rich_utils.MAX_WIDTH = PIPED_WIDTH
+
+
+def _plain_type_labels() -> None:
+    """Help shows no type for a flag (typer writes `<bool>` on switches that take no value) and
+    the element type for a list argument (`<path>...`, not `<list[Path]>...`)."""
+    from typer.core import TyperArgument, TyperOption
+
+    option_label = TyperOption.display_type_rich
+
+    def option_type(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag:
+            return None
+        return option_label(self, ctx)
+
+    argument_label = TyperArgument.display_type_rich
+
+    def argument_type(self: TyperArgument, ctx: Any) -> str | None:
+        annotation: Any = self.type_descriptor.annotation
+        if typing.get_origin(annotation) is list:
+            (element,) = typing.get_args(annotation)
+            return f"<{getattr(element, '__name__', str(element)).lower()}>"
+        return argument_label(self, ctx)
+
+    TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]
+
+
+_plain_type_labels()
 
 app = typer.Typer(
     name="scriptast",
@@ -70,7 +99,16 @@ def _command(workflow: str | None) -> Callable[..., None]:
 
     skip = ("workflow_type",) if workflow else ()
     hidden = other_categories_options(workflow) if workflow else ()
-    parameters = emit_parameters(skip, hidden)
+    helps: dict[str, str] = {}
+    if workflow:
+        from scriptast.builders.categories import CATEGORIES
+
+        chosen = CATEGORIES[workflow]
+        if chosen.submit is not None:  # submit.py writes the script: nothing to print
+            hidden = (*hidden, "stdout", "shell")
+        if chosen.docker_refusal:
+            helps["execution_scenario"] = "local_slurm or remote_slurm (Slurm only)."
+    parameters = emit_parameters(skip, hidden, helps)
     handler.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return handler
 
@@ -94,9 +132,14 @@ def _add_category_commands() -> None:
 
     for chosen in CATEGORIES.values():
         epilog = cli_help.workflow_examples(chosen.examples)
-        emit_app.command(name=chosen.cli_name, help=chosen.cli_help, epilog=epilog)(
+        also = f" (also: emit {chosen.name})" if chosen.name != chosen.cli_name else ""
+        emit_app.command(name=chosen.cli_name, help=chosen.cli_help + also, epilog=epilog)(
             _command(chosen.name)
         )
+        if also:  # the workflow_type value works as the command's name too
+            emit_app.command(name=chosen.name, hidden=True, help=chosen.cli_help, epilog=epilog)(
+                _command(chosen.name)
+            )
 
 
 _add_category_commands()
@@ -134,7 +177,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
 
 @app.command(epilog=cli_help.VERIFY)
 def verify(
-    files: list[Path] = typer.Argument(..., help="Scripts to check."),
+    files: list[Path] = typer.Argument(..., help="Scripts to check.", metavar="SCRIPT"),
     slurm_env_file: Path | None = typer.Option(
         None, "--slurm-env-file", help="Also check partition, GPUs, time and --mpi against it."
     ),

@@ -79,9 +79,13 @@ def _option(
     )
 
 
-def _output_option(name: str, kind: type, help_text: str) -> inspect.Parameter:
+def _output_option(name: str, kind: type, help_text: str, hidden: bool) -> inspect.Parameter:
     default = typer.Option(
-        False if kind is bool else None, flag(name), help=help_text, rich_help_panel=OUTPUT
+        False if kind is bool else None,
+        flag(name),
+        help=help_text,
+        rich_help_panel=OUTPUT,
+        hidden=hidden,
     )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind | None
@@ -89,13 +93,17 @@ def _output_option(name: str, kind: type, help_text: str) -> inspect.Parameter:
 
 
 def emit_parameters(
-    skip: tuple[str, ...] = (), hidden: tuple[str, ...] = ()
+    skip: tuple[str, ...] = (),
+    hidden: tuple[str, ...] = (),
+    helps: dict[str, str] | None = None,
 ) -> list[inspect.Parameter]:
     """typer parameters for the output switches and every request field not in `skip`; those
-    in `hidden` are accepted but left out of --help."""
-    found = [_output_option(n, k, h) for n, k, h in OUTPUT_FLAGS]
+    in `hidden` are accepted but left out of --help; `helps` replaces a field's help."""
+    found = [_output_option(n, k, h, n in hidden) for n, k, h in OUTPUT_FLAGS]
     found += [
-        _option(n, k, h, p, hidden=n in hidden) for n, k, h, p in REQUEST_FLAGS if n not in skip
+        _option(n, k, (helps or {}).get(n, h), p, hidden=n in hidden)
+        for n, k, h, p in REQUEST_FLAGS
+        if n not in skip
     ]
     found += [_option(n, k, h, CLUSTER) for n, k, h in ENV_CHECK_FLAGS]
     return found

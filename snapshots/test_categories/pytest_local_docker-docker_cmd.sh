@@ -15,7 +15,7 @@ docker run \
     --mount type=bind,source=/home/alice,target=/home/alice \
     --mount type=bind,source=/home/alice/TensorRT-LLM,target=/home/alice/TensorRT-LLM \
     --workdir /home/alice/TensorRT-LLM \
-    --name llama3_1_8binstruct_auto_test \
+    --name llama_3_1_8b_instruct_auto_test \
     urm.nvidia.com/sw-tensorrt-docker/tensorrt-llm:pytorch-25.10-py3-x86_64-ubuntu24.04-trt10.13.3.9-skip-tritondevel-202511011200-8000 \
     bash -c "set -euo pipefail
 cd /home/alice/TensorRT-LLM

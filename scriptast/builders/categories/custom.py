@@ -49,13 +49,11 @@ class CustomWork(Work, frozen=True, kw_only=True, tag="custom"):
 
 
 def check_request(request: Request) -> None:
-    """custom_cmd or custom_script, and not both."""
+    """custom_cmd or custom_script (with both, the script runs: see resolve)."""
     if not (request.custom_cmd or request.custom_script):
         raise ResolveError(
             "custom_cmd or custom_script is required for workflow_type custom", field="custom_cmd"
         )
-    if request.custom_cmd and request.custom_script:
-        raise ResolveError("give custom_cmd or custom_script, not both", field="custom_cmd")
 
 
 BASH_READONLY = frozenset({"UID", "EUID", "PPID", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO"})
@@ -132,12 +130,19 @@ def custom_parallelism(
     if gpus_per_node is None:
         raise ResolveError(
             "gpus_per_node is unknown: the partition has no gpus_per_node or gpu gres, and "
-            "env_check.gpus_per_node is not given; pass env_check.gpus_per_node",
+            "env_check.gpus_per_node is not given; pass env_check.gpus_per_node "
+            "(--gpus-per-node)",
             field="env_check.gpus_per_node",
         )
     nodes = math.ceil(devices.value / gpus_per_node.value)
-    if nodes > 1 or (node_count is not None and node_count > 1):
-        nodes = max(nodes, node_count or 1)
+    if nodes <= 1 and node_count is not None and node_count > 1:
+        raise ResolveError(
+            f"node_count = {node_count}, but custom commands run on 1 node (required_devices "
+            f"= {devices.value} fits one node of {gpus_per_node.value} GPUs); drop node_count "
+            "or set it to 1",
+            field="node_count",
+        )
+    if nodes > 1:
         raise ResolveError(
             f"required_devices = {devices.value} requires {nodes} nodes (gpus_per_node = "
             f"{gpus_per_node.value}), but custom commands are limited to 1 node. "
@@ -156,6 +161,11 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     par = custom_parallelism(request.required_devices, request.node_count, facts.gpus_per_node)
     script, script_local = custom_script(request, facts.log_dir)
     derived = None
+    if script and request.custom_cmd:
+        trail.warn(
+            f"custom_cmd and custom_script are both given: the script runs (bash {script}), "
+            f"custom_cmd {request.custom_cmd!r} does not"
+        )
     if script:
         command = UserCommand(text=f"bash {script}", argv=("bash", script))
     else:

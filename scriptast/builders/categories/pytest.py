@@ -84,37 +84,54 @@ class _Needs(msgspec.Struct, frozen=True):
 
 
 def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
-    """GPUs and MPI ranks the selected tests need, the largest over every test; what the
-    command selects that cannot be read falls back to required_devices (else 1)."""
+    """GPUs and MPI ranks the selected tests need, the largest over every test. Where the
+    command chooses tests by what cannot be read (`-k`, `-m`, a directory), or a test's body
+    demands a count that cannot be evaluated, required_devices decides (else 1), with a
+    warning that says which number was used."""
     from scriptast.builders.pytest_devices import Need, read_needs
 
     devices: list[Need] = []
     ranks: list[Need] = []
+    unevaluated: list[str] = []
     for located in selection.files:
         trail.add("test_file", located.path, f"test path in test_cmd ({located.form})")
         needs = read_needs(located.path, located.target)
         devices += [needs.devices] if needs.devices else []
         ranks += [needs.ranks] if needs.ranks else []
+        unevaluated += needs.unevaluated
     found = max(devices, key=lambda n: n.count) if devices else None
     file_devices = Sourced(found.count, found.source) if found else None
+    given = request.required_devices
+    fallback = Sourced(given or 1, "input required_devices" if given else "default")
     if selection.uninspected:
-        given = request.required_devices
-        fallback = Sourced(given or 1, "input required_devices" if given else "default")
         what = ", ".join(selection.uninspected)
-        trail.warn(
-            f"test_cmd selects tests scriptast cannot read ({what}); required_devices = "
-            f"{fallback.value} ({fallback.source})"
-            + (f", or {found.count} from the files it names" if found else "")
-            + " is used: pass --required-devices if the selected tests need more"
-        )
-        if file_devices is None or fallback.value > file_devices.value:
+        # with -k/-m, the files' largest need may be a test the option leaves out
+        narrowed = any(not u.startswith("the directory ") for u in selection.uninspected)
+        if narrowed or file_devices is None or fallback.value > file_devices.value:
             file_devices = fallback
+        trail.warn(
+            f"test_cmd selects tests scriptast cannot read ({what}); {file_devices.value} "
+            f"GPU(s) ({file_devices.source}) are used"
+            + (f"; the files it names need up to {found.count}" if found else "")
+            + ": pass --required-devices if the selected tests need more"
+        )
     elif not selection.files:
         raise ResolveError(
             f"test_cmd {request.test_cmd!r} names no test file (a path ending in .py) "
             "and selects no test",
             field="test_cmd",
         )
+    if unevaluated:
+        chosen = file_devices
+        if given is not None and (chosen is None or given > chosen.value):
+            chosen = fallback
+        used = chosen or fallback
+        trail.warn(
+            f"a test demands GPUs scriptast cannot evaluate ({'; '.join(unevaluated)}); "
+            f"{used.value} GPU(s) ({used.source}) are used: pass --required-devices if it "
+            "needs more"
+        )
+        file_devices = used
     rank_need = max(ranks, key=lambda n: n.count) if ranks else None
     return _Needs(file_devices, Sourced(rank_need.count, rank_need.source) if rank_need else None)
 
@@ -143,10 +160,15 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     folder = run_folder(selection, request.repo_root)
     workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
     tested = selection.files[0].target.names if selection.files else ()
+    declared = None
+    if selection.files:
+        from scriptast.builders.pytest_devices import declared_model
+
+        declared = declared_model(selection.files[0].path, selection.files[0].target)
     return Resolution(
         work=PytestWork(test=user_command(request.test_cmd, "test_cmd"), workdir=workdir),
         parallelism=par,
-        derived_name=names.from_test(tested),
+        derived_name=names.from_test(tested, declared),
         world_source=par.ranks_source or "one task",
         ntasks_source="MPI ranks, as TRT-LLM's CI runs such tests" if par.ntasks > 1 else "1",
         gpus_per_node=facts.gpus_per_node,
