@@ -381,3 +381,31 @@ def test_a_hidden_option_is_still_accepted() -> None:
     result = CliRunner().invoke(app, ["emit", "bench", "--test-cmd", "x", "--bench-cmd", "y"])
     assert result.exit_code == 1 and "No such option" not in result.output
     assert "execution_scenario is required" in result.output
+
+
+def test_help_shows_no_type_on_a_switch_and_no_python_type_names() -> None:
+    from scriptast.cli.help_pages import PAGES_FILE
+
+    pages = json.loads(PAGES_FILE.read_text())
+    assert pages and all("<bool>" not in page for page in pages.values())
+    assert all("list[" not in page for page in pages.values())
+    assert "SCRIPT      <path>" in pages["verify --help"]
+
+
+def test_perf_sanity_answers_to_both_names_and_offers_only_what_it_takes() -> None:
+    from scriptast.cli.help_pages import PAGES_FILE
+
+    pages = json.loads(PAGES_FILE.read_text())
+    assert "(also: emit perf_sanity)" in pages["emit --help"]
+    own = pages["emit perf-sanity --help"]
+    assert "--stdout" not in own and "--shell" not in own and "local_docker" not in own
+    assert "local_slurm or remote_slurm (Slurm only)." in own
+    for name in ("perf-sanity", "perf_sanity"):
+        result = runner.invoke(app, ["emit", name, "--help"])
+        assert result.exit_code == 0 and "--perf-config-yaml" in result.output
+    refused = runner.invoke(
+        app, ["emit", "perf_sanity", "--execution-scenario", "local_docker", "--work-dir", "w",
+              "--repo-root", "tests/fixtures/trtllm", "--llm-models-root", "/models"],
+    )  # fmt: skip
+    assert refused.exit_code == 1
+    assert "local_docker is not supported" in refused.stderr
