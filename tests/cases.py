@@ -151,7 +151,7 @@ CASES: dict[str, dict[str, Any]] = {
     "eval_multi_node_perf_sanity_fallback": {
         "workflow_type": "eval",
         "partition": "arm",
-        "eval_cmd": f"{EVAL} --tp_size 8 gsm8k",
+        "eval_cmd": "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528-FP4 --tp_size 8 gsm8k",
         "perf_config_yaml": "@repo/tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml",
     },
     "pytest_perf_sanity_test_list": {

@@ -210,7 +210,7 @@ def _fallback(site: Site, config: str) -> Output:
         site,
         workflow_type="eval",
         partition="arm",
-        eval_cmd="trtllm-eval --model m --tp_size 8 gsm8k",
+        eval_cmd="trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 gsm8k",
         perf_config_yaml=DISAGG + config if not config.startswith("@") else config,
     )
 
@@ -250,12 +250,111 @@ def test_eval_fallback_turns_flat_tasks_into_the_nested_form(site: Site) -> None
     }
 
 
-def test_eval_fallback_refuses_a_config_whose_accuracy_would_not_run(site: Site) -> None:
-    with pytest.raises(ResolveError, match="reads the top-level accuracy section of disagg"):
-        _fallback(site, AGGR)
-    with pytest.raises(ResolveError, match="names no accuracy task"):
-        _fallback(site, "deepseek_r1_no_accuracy.yaml")
+def _eval(site: Site, eval_cmd: str, config: str, **fields: Any) -> Output:
+    return _generate(
+        site,
+        workflow_type="eval",
+        partition="arm",
+        eval_cmd=eval_cmd,
+        perf_config_yaml=config if config.startswith("@") else DISAGG + config,
+        **fields,
+    )
+
+
+def test_eval_fallback_runs_the_eval_commands_task(site: Site) -> None:
+    """mmlu is not among the config's tasks (gsm8k, gpqa_custom): it is added in the nested
+    form test_perf_sanity.py reads, and the config's own stay."""
+    import yaml
+
+    output = _eval(
+        site, "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 mmlu",
+        "deepseek_r1_2_nodes.yaml",
+    )  # fmt: skip
+    data = yaml.safe_load(_text(output, "deepseek_r1_2_nodes_accuracy.yaml"))
+    assert data["accuracy"]["enable_accuracy_test"] is True
+    assert list(data["accuracy"]["tasks"]) == ["gsm8k", "gpqa_custom", "mmlu"]
+    assert data["accuracy"]["tasks"]["mmlu"] == {
+        "model": "local-completions", "model_args_extra": "", "extra_kwargs": {},
+    }  # fmt: skip
+    assert '"mmlu": {"model": "local-completions"' in _text(output, "slurm_launch.sh")
+    trail = {e.field: e.value for e in output.job.trail}
+    assert trail["accuracy_task"] == "mmlu"
+    assert output.job.model_name == "deepseek_r1_0528"
+    no_section = _eval(
+        site, "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 gsm8k",
+        "deepseek_r1_no_accuracy.yaml",
+    )  # fmt: skip
+    data = yaml.safe_load(_text(no_section, "deepseek_r1_no_accuracy_accuracy.yaml"))
+    assert list(data["accuracy"]["tasks"]) == ["gsm8k"]
+
+
+@pytest.mark.parametrize(
+    ("eval_cmd", "message"),
+    [
+        (
+            "trtllm-eval --model meta-llama/Llama-3.1-405B-Instruct --tp_size 16 mmlu",
+            "eval_cmd's --model meta-llama/Llama-3.1-405B-Instruct is not the model of "
+            "perf_config_yaml {config} (deepseek_r1_0528_fp4, DeepSeek-R1-0528-FP4): the "
+            "perf-sanity run serves the config's model; give a config for that model",
+        ),
+        (
+            "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 longbench_v2",
+            "eval task 'longbench_v2' cannot run on the perf-sanity path: perf_config_yaml "
+            "{config} runs lm_eval tasks (gsm8k, gpqa_custom) and scriptast adds only gsm8k or "
+            "mmlu; add longbench_v2 to the config's accuracy tasks",
+        ),
+        (
+            "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8",
+            "eval_cmd names no task (trtllm-eval --model M TASK)",
+        ),
+    ],
+)
+def test_eval_fallback_refuses_what_it_would_not_run(
+    site: Site, eval_cmd: str, message: str
+) -> None:
+    config = site.repo / "tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml"
+    with pytest.raises(ResolveError) as caught:
+        _eval(site, eval_cmd, "deepseek_r1_2_nodes.yaml")
+    assert str(caught.value).startswith(message.format(config=config))
     assert not site.work("job").exists()
+
+
+def test_eval_fallback_warns_when_the_parallelism_differs(site: Site) -> None:
+    output = _eval(
+        site, "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 gsm8k",
+        "deepseek_r1_2_nodes.yaml",
+    )  # fmt: skip
+    assert (
+        "eval_cmd asks for tp 8 pp 1; the config's workers run ctx tp 4 pp 1, gen tp 4 pp 1: "
+        "the perf-sanity run uses the config's parallelism"
+    ) in output.job.warnings
+
+
+def test_eval_fallback_on_an_aggregated_config_runs_accuracy_in_its_clients(site: Site) -> None:
+    """An aggregated config runs accuracy through client_configs[].accuracy_config (upstream's
+    test_perf_sanity.py reads it there): the chosen server's first client gets the task."""
+    import yaml
+
+    output = _eval(
+        site, "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 8 mmlu", AGGR,
+        perf_test_name="llama_8b_tp8",
+    )  # fmt: skip
+    data = yaml.safe_load(_text(output, "llama_8b_aggr_accuracy.yaml"))
+    server = next(s for s in data["server_configs"] if s["name"] == "llama_8b_tp8")
+    assert server["client_configs"][0]["accuracy_config"] == {
+        "enable_accuracy_test": True,
+        "tasks": {
+            "mmlu": {"model": "local-completions", "model_args_extra": "", "extra_kwargs": {}}
+        },
+    }
+    others = [s for s in data["server_configs"] if s["name"] != "llama_8b_tp8"]
+    assert all("accuracy_config" not in c for s in others for c in s["client_configs"])
+    assert _flags(output)["--test-name"] == "llama_8b_tp8"
+    assert output.job.warnings == ()  # tp 8 is the server config's
+    with pytest.raises(ResolveError, match=r"name the server config whose clients run the "
+                       r"accuracy test with perf_test_name \(one of: llama_8b_tp4, llama_8b_tp1, "
+                       r"llama_8b_tp8\)"):  # fmt: skip
+        _eval(site, "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 8 mmlu", AGGR)
 
 
 def test_remote_test_id_carries_its_config(site: Site) -> None:

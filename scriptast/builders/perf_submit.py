@@ -70,48 +70,6 @@ def runtime_mode(config: dict[str, Any], path: str) -> str:
     )
 
 
-def accuracy_config(path: str) -> dict[str, Any]:
-    """A copy of a disaggregated config with `accuracy.enable_accuracy_test: true` and its
-    tasks in the nested form test_perf_sanity.py reads (it reads no other)."""
-    data = load_config(path)
-    if runtime_mode(data, path) == "aggregated":
-        raise ResolveError(
-            f"perf_config_yaml {path} is an aggregated config (server_configs): "
-            "test_perf_sanity.py reads the top-level accuracy section of disaggregated configs "
-            "only, so the fallback would run no accuracy test; give a disaggregated config "
-            "(worker_config) for a multi-node eval",
-            field="perf_config_yaml",
-        )
-    metadata = data.get("metadata")
-    if not isinstance(metadata, dict) or not metadata.get("model_name"):
-        raise ResolveError(
-            f"perf_config_yaml {path} has no metadata.model_name, which test_perf_sanity.py "
-            "requires of a disaggregated config",
-            field="perf_config_yaml",
-        )
-    accuracy = data.get("accuracy")
-    section: dict[str, Any] = dict(accuracy) if isinstance(accuracy, dict) else {}
-    tasks = section.get("tasks")
-    if isinstance(tasks, str) and tasks.strip():
-        section = {
-            "tasks": {
-                tasks.strip(): {
-                    "model": section.get("model", "local-completions"),
-                    "model_args_extra": section.get("model_args_extra", ""),
-                    "extra_kwargs": {},
-                }
-            }
-        }
-    elif not isinstance(tasks, dict) or not tasks:
-        raise ResolveError(
-            f"perf_config_yaml {path} names no accuracy task: add accuracy.tasks (for example "
-            "gsm8k: {model: local-completions}) so the perf-sanity run has an accuracy test",
-            field="perf_config_yaml",
-        )
-    data["accuracy"] = {**section, "enable_accuracy_test": True}
-    return data
-
-
 def cluster_name_of(job: ResolvedJob) -> tuple[str | None, str]:
     """The cluster name submit.py keys its UCX settings on, and where it comes from: the
     request, else slurm_env.json's cluster_name (probe-slurm reads it from ClusterName)."""

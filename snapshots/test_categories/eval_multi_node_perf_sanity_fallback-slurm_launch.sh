@@ -8,7 +8,7 @@
 #SBATCH --partition=arm
 #SBATCH --time=02:00:00
 #SBATCH --account=coreai_trtllm
-#SBATCH -J llama_3_1_8b_instruct_perf_sanity
+#SBATCH -J deepseek_r1_0528_fp4_perf_sanity
 #SBATCH -o /home/alice/work/job/slurm-%j.out
 export llmSrcNode='/home/alice/TensorRT-LLM'
 export jobWorkspace='/home/alice/work/job'

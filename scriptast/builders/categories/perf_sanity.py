@@ -17,7 +17,6 @@ from scriptast.builders.perf_submit import (
     LAUNCH_SH,
     ConfigCopy,
     SubmitPlan,
-    accuracy_config,
     check_passable,
     cluster_name_of,
     config_of_test_id,
@@ -43,6 +42,7 @@ class PerfWork(Work, frozen=True, kw_only=True, tag="perf_sanity"):
     config_file: str | None = None
     test_name: str | None = None
     accuracy: bool = False
+    accuracy_task: str | None = None
 
 
 def _submit_py(request: Request) -> str:
@@ -103,13 +103,21 @@ def eval_fallback(
             "accuracy.enable_accuracy_test: true",
             field="perf_config_yaml",
         )
+    from scriptast.builders.eval_fallback import plan_fallback, read_eval_ask
+
     config = require_file(request.perf_config_yaml, "perf_config_yaml")
     trail.add("category", "perf_sanity", f"eval over {par.nodes} nodes falls back to perf-sanity")
+    assert request.eval_cmd is not None
+    plan = plan_fallback(config, read_eval_ask(request.eval_cmd), request.perf_test_name)
+    trail.add("accuracy_task", plan.task, "the eval command's task, run by the config's lm_eval")
+    for warning in plan.warnings:
+        trail.warn(warning)
     return PerfWork(
         submit_py=_submit_py(request),
         config_file=config,
-        test_name=request.perf_test_name,
+        test_name=plan.test_name,
         accuracy=True,
+        accuracy_task=plan.task,
     )
 
 
@@ -128,9 +136,12 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         test_list = None
     if config is not None:
         if perf.accuracy:
+            from scriptast.builders.eval_fallback import Fallback, accuracy_copy
+
+            assert perf.accuracy_task is not None
             stem = posixpath.splitext(posixpath.basename(config))[0]
-            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_config(config))
-            mode = "disaggregated"  # accuracy_config refuses any other
+            planned = Fallback(test_name, perf.accuracy_task, ())
+            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_copy(config, planned))
         elif remote:
             text = read_text_file(config, "perf_config_yaml")
             copy = ConfigCopy(name=posixpath.basename(config), text=text)
