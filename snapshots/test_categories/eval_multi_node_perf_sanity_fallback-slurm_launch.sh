@@ -82,4 +82,4 @@ if ! srun "${srunArgs[@]}" --kill-on-bad-exit=1 --overlap -N 1 --ntasks=1 \
     bash -c "$pytestCommandBenchmark"; then
     fail_job "Benchmark failed. See slurm-${SLURM_JOB_ID}.out"
 fi
-echo "8_done_"
+echo "Disagg server and benchmark completed successfully"

@@ -54,4 +54,4 @@ if ! srun "${srunArgs[@]}" --mpi=pmix --kill-on-bad-exit=1 \
     bash -c "$pytestCommand"; then
     fail_job "Aggregated test failed. See slurm-${SLURM_JOB_ID}.out"
 fi
-echo "8_done_"
+echo "Aggregated test completed successfully"

@@ -188,7 +188,11 @@ CATEGORY = Category(
         "scriptast emit bench --request examples/bench_remote_slurm.json --explain",
     ),
     options=("bench_cmd",),
-    patterns=Patterns(success=("token/s", "throughput"), failure=("Error", "Traceback")),
+    # the seed's, and the line trtllm-bench's report starts with ("Throughput", capitalized)
+    patterns=Patterns(
+        success=("token/s", "throughput", "Request Throughput (req/sec):"),
+        failure=("Error", "Traceback"),
+    ),
     check_request=check_request,
     resolve=resolve,
     build_slurm=build_slurm,

@@ -161,7 +161,11 @@ CATEGORY = Category(
         "scriptast emit eval --request examples/eval_local_docker.json --stdout --shell fish",
     ),
     options=("eval_cmd", "perf_config_yaml", "perf_test_name"),
-    patterns=Patterns(success=("accuracy:", "score:"), failure=("AssertionError", "Error")),
+    # the seed's ("... average accuracy: N" for mmlu, gsm8k, gpqa), and the rouge1 line
+    # trtllm-eval prints for cnn_dailymail, which has no accuracy
+    patterns=Patterns(
+        success=("accuracy:", "score:", "rouge1:"), failure=("AssertionError", "Error")
+    ),
     check_request=check_request,
     resolve=resolve,
     build_slurm=build_slurm,

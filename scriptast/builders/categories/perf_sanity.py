@@ -214,7 +214,8 @@ CATEGORY = Category(
         "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
     ),
     options=("perf_config_yaml", "perf_test_name"),
-    patterns=Patterns(success=("8_done_",), failure=("FAILED", "Error")),
+    # the seed's 8_done_, and what upstream's launch drafts print when they end well
+    patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
     resolve=resolve,
     submit=plan_submit,
     docker_refusal="perf_sanity (benchmark) jobs need Slurm: local_docker is not supported",
