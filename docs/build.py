@@ -43,6 +43,11 @@ FIELDS = {
     "container_mounts": "local_slurm with persistent mode only: the pyxis mount list.",
     "docker_cmd": "local_docker only: the docker command (as in docker_cmd.sh).",
     "log_file": "local_docker only: `<work_dir>/<model>_local.log`.",
+    "work_dir": "The local work directory the files are written in (the request's work_dir).",
+    "repo_root": "The local TensorRT-LLM checkout (the request's repo_root).",
+    "node_count": "Slurm only: the nodes the job runs on (slurm_params.nodes).",
+    "container_image": "Slurm only: the image as pyxis/enroot takes it (`registry#path:tag`); "
+    "docker_image given to `--container-image` would be pulled from Docker Hub.",
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",

@@ -64,5 +64,9 @@ def build_job_spec(
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,
         log_file=f"{job.work_dir}/{job.model_name}_local.log" if job.is_docker else None,
+        work_dir=job.work_dir,
+        repo_root=job.repo_root,
+        node_count=job.slurm.nodes if job.slurm is not None else None,
+        container_image=None if job.is_docker else job.image_enroot,
         files=files or {},
     )

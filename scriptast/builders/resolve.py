@@ -12,6 +12,7 @@ from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Facts, Resolution
 from scriptast.builders.common import WHEEL_GLOB
 from scriptast.builders.file_names import check_component, is_safe_component
+from scriptast.builders.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
 from scriptast.builders.image import resolve_image
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
@@ -39,6 +40,7 @@ def resolve(
 ) -> ResolvedJob:
     """Every rule of SPEC §2; raises ResolveError (or InputError) with the seed's texts."""
     trail = Trail()
+    request, forwarded = with_forwarded(request)
     for field in ("required_devices", "node_count"):
         check_positive(getattr(request, field), field, ResolveError)
     chosen = _category(request)
@@ -49,13 +51,13 @@ def resolve(
             "on this machine (--repo-root)",
             field="repo_root",
         )
-    place = _place(request, trail)
+    place = _place(request, trail, forwarded)
     env = place.loaded.env if place.loaded else None
     arch = resolve_arch(request.execution_scenario, place.partition, env, machine)
     trail.add("arch", arch.name, arch.source)
     image = resolve_image(request.container_image, request.repo_root, arch.name, squashfs=is_slurm)
     trail.add("docker_image", image.canonical, image.source)
-    models_root = _models_root(request, trail)
+    models_root = _models_root(request, trail, forwarded)
     plan = _mounts(request, chosen, place, home, trail)
     facts = Facts(
         request=request,
@@ -123,7 +125,11 @@ def _category(request: Request) -> Category:
     return chosen
 
 
-def _place(request: Request, trail: Trail) -> _Place:
+def _source(field: str, forwarded: frozenset[str]) -> str:
+    return f"{FORWARDED_SOURCE} {field}" if field in forwarded else f"input {field}"
+
+
+def _place(request: Request, trail: Trail, forwarded: frozenset[str]) -> _Place:
     """slurm_env, partition and account (Slurm), then the project and log folders."""
     scenario = request.execution_scenario
     remote = scenario is ExecutionScenario.remote_slurm
@@ -160,12 +166,18 @@ def _place(request: Request, trail: Trail) -> _Place:
             "too) in the log file names; use a path without a backslash",
             field=field,
         )
-    trail.add("project_path", project, "input remote_repo_path" if remote else "input repo_root")
-    trail.add("log_dir", log_dir, "input remote_work_dir" if remote else "input work_dir")
+    trail.add(
+        "project_path",
+        project,
+        _source("remote_repo_path", forwarded) if remote else "input repo_root",
+    )
+    trail.add(
+        "log_dir", log_dir, _source("remote_work_dir", forwarded) if remote else "input work_dir"
+    )
     return _Place(loaded=loaded, partition=partition, project=project, log_dir=log_dir)
 
 
-def _models_root(request: Request, trail: Trail) -> str:
+def _models_root(request: Request, trail: Trail, forwarded: frozenset[str]) -> str:
     """llm_models_root: required, absolute, never invented."""
     if not request.llm_models_root:
         raise ResolveError(
@@ -178,7 +190,7 @@ def _models_root(request: Request, trail: Trail) -> str:
             f"llm_models_root {request.llm_models_root!r} must be an absolute path",
             field="llm_models_root",
         )
-    trail.add("llm_models_root", request.llm_models_root, "input llm_models_root")
+    trail.add("llm_models_root", request.llm_models_root, _source("llm_models_root", forwarded))
     return request.llm_models_root
 
 

@@ -47,4 +47,8 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     container_mounts: str | None = None
     docker_cmd: str | None = None
     log_file: str | None = None
+    work_dir: str | None = None
+    repo_root: str | None = None
+    node_count: int | None = None
+    container_image: str | None = None
     files: dict[str, str] = {}

@@ -8,6 +8,7 @@ import posixpath
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category
 from scriptast.builders.file_names import check_inside
+from scriptast.builders.forwarded import kept_fields
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import build_job_spec
 from scriptast.builders.request import Request
@@ -114,7 +115,7 @@ def _finish(made: Made, chosen: Category) -> Output:
     )
     return Output(
         job=job,
-        files=(*made.files, OutputFile(spec_path, emit_job_spec(spec))),
+        files=(*made.files, OutputFile(spec_path, emit_job_spec(spec, kept_fields(job.work_dir)))),
         job_spec=spec,
         main_script=made.main.path,
         summary=emit_summary(spec, spec_path, made.main.path, devices=job.required_devices),

@@ -15,7 +15,7 @@ from scriptast.builders.job import ResolvedJob, UserCommand, Work
 from scriptast.builders.job_spec import Patterns
 from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.parallelism import Parallelism, Sourced, int_flag
-from scriptast.builders.request import Request
+from scriptast.builders.request import ExecutionScenario, Request
 from scriptast.builders.trail import Trail
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement
@@ -113,6 +113,14 @@ def _eval_command(
             break
         value = argv[value_index].removeprefix("--model=")
         if not is_hf_id(value):
+            continue
+        if request.execution_scenario is ExecutionScenario.remote_slurm:
+            trail.warn(
+                f"model {value!r} is a HuggingFace id; the models host path "
+                f"{models_host or '(unknown)'} is on the cluster, which scriptast does not "
+                "search from here: give --model as its path under llm_models_root, or "
+                "trtllm-eval will try to download it"
+            )
             continue
         relative = find_model_dir(models_host, value) if models_host else None
         if relative is None:
