@@ -17,7 +17,7 @@ SHOWN = "/path/to/scriptast"
 
 SCENARIOS = {
     "local_slurm": "Slurm on the cluster this machine submits to",
-    "remote_slurm": "Slurm on a remote cluster: remote paths in the script, no install step",
+    "remote_slurm": "Slurm on a remote cluster: remote paths in the script",
     "local_docker": "a local docker host",
 }
 FIELDS = {

@@ -37,8 +37,8 @@ def site_fields(site: Site, fields: dict[str, Any]) -> dict[str, Any]:
     return site.fields(**resolved)
 
 
-def run_case(site: Site, name: str) -> Output:
-    request = build_request(site_fields(site, CASES[name]), {})
+def run_case(site: Site, name: str, **changes: Any) -> Output:
+    request = build_request(site_fields(site, {**CASES[name], **changes}), {})
     return generate(request, machine="x86_64", home=str(site.home))
 
 
@@ -148,12 +148,20 @@ def test_job_spec_fields_per_scenario(site: Site) -> None:
     assert "slurm_params" not in docker
 
 
-def test_remote_scripts_use_remote_paths_and_skip_install(site: Site) -> None:
+def test_remote_scripts_use_remote_paths_and_install_from_the_remote_checkout(
+    site: Site,
+) -> None:
+    """The image is a development image (nothing of TRT-LLM in it): a remote job installs as
+    a local one does, from the checkout at remote_repo_path."""
     output = run_case(site, "bench_remote_slurm_aarch64")
     text = _main(output)
     assert "#SBATCH --output=/home/alice/scratch/work_dirs/case/" in text
     assert "--container-workdir=/home/alice/scratch/TensorRT-LLM" in text
-    assert "/home/alice:/home/alice" in text and "pip install" not in text
+    assert "cd /home/alice/scratch/TensorRT-LLM\npip install --retries 10 -e ." in text
+    wheel = _main(run_case(site, "bench_remote_slurm_aarch64", install_mode="wheel"))
+    assert "cd /home/alice/scratch/TensorRT-LLM\n" in wheel and "build/tensorrt_llm-*.whl" in wheel
+    skipped = _main(run_case(site, "bench_remote_slurm_aarch64", install=False))
+    assert "pip install" not in skipped
     assert "aarch64" in text and "--mpi=pmix_v4" in text and "#SBATCH --gres=gpu:4" in text
 
 

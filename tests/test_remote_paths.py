@@ -87,8 +87,11 @@ def test_a_custom_script_only_on_the_cluster_runs_as_written(site: Site) -> None
 def test_remote_home_is_used_without_remote_cwd(site: Site) -> None:
     data = json.loads(site.slurm_env.read_text())
     del data["remote_cwd"]
+    del data["home"]
     site.slurm_env.write_text(json.dumps(data))
-    with pytest.raises(ResolveError, match=r"slurm_env.remote_cwd .* or --remote-home"):
+    with pytest.raises(
+        ResolveError, match=r"a slurm_env.remote_cwd under the home, or --remote-home"
+    ):
         resolve(build_request(_remote(site), {}), machine="x86_64", home=str(site.home))
     job = resolve(
         build_request(_remote(site, remote_home="/home/bob"), {}),

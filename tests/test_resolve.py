@@ -336,8 +336,29 @@ def test_remote_home() -> None:
         "parent of slurm_env.remote_cwd",
     )
     assert remote_home(None, "/home/bob/") == ("/home/bob", "input remote_home")
-    with pytest.raises(ResolveError, match=r"give slurm_env.remote_cwd .* or --remote-home"):
+    with pytest.raises(ResolveError, match=r"give slurm_env.home \(probe-slurm records it\)"):
         remote_home(None, None)
+
+
+def test_the_home_mount_never_widens_to_every_users_home() -> None:
+    """A probe run in the home (remote_cwd /home/alice) must not mount /home: the recorded
+    home wins, and without it remote_cwd itself is the home."""
+    assert remote_home("/home/alice", None, "/home/alice") == (
+        "/home/alice",
+        "slurm_env.home (recorded by probe-slurm)",
+    )
+    assert remote_home("/home/alice/scratch", None, "/u/alice") == (
+        "/u/alice",
+        "slurm_env.home (recorded by probe-slurm)",
+    )
+    assert remote_home("/home/alice", None) == (
+        "/home/alice",
+        "slurm_env.remote_cwd (its parent /home holds every user's home)",
+    )
+    assert remote_home("/home/alice", "/home/alice2") == ("/home/alice2", "input remote_home")
+    for cwd in ("/home", "/"):
+        with pytest.raises(ResolveError, match="needs the home directory on the cluster"):
+            remote_home(cwd, None)
 
 
 # --- parallelism --------------------------------------------------------------------------
@@ -418,7 +439,7 @@ def test_multi_node_eval_falls_back_to_perf_sanity(site: Site) -> None:
         workflow_type="eval",
         partition="arm",
         perf_config_yaml=str(config),
-        eval_cmd="trtllm-eval --model m --tp_size 8 mmlu",
+        eval_cmd="trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 8 mmlu",
     )
     assert resolved.category == "perf_sanity" and resolved.work.accuracy
 
@@ -583,7 +604,8 @@ def test_model_name_sources() -> None:
         from_model_flag("trtllm-bench --model_path=/x/Qwen2.5-7B throughput", "b") == "qwen2_5_7b"
     )
     assert from_model_flag("python run.py", "c") is None
-    assert from_test(("TestLlama3_1_8B", "test_auto_dtype")) == "llama3_1_8b"
+    assert from_test(("TestLlama3_1_8B", "test_auto_dtype")) == "llama_3_1_8b"
+    assert from_test(("TestX", "t"), "meta-llama/Llama-3.1-8B-Instruct") == "llama_3_1_8b_instruct"
     assert from_test(("test_gpt_7b",)) == "gpt_7b"
 
 
@@ -855,3 +877,30 @@ def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
         test_cmd=f"pytest {site.repo / 'tests/unittest/test_outside_defs.py'}::test_two_gpus",
     )
     assert absolute.required_devices == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"install": False, "install_mode": "wheel"}, "install_mode wheel chooses how"),
+        (
+            {"install": False, "install_mode": "wheel", "wheel_path": "/w/t.whl"},
+            "install_mode wheel chooses how",
+        ),
+    ],
+)
+def test_an_install_flag_without_the_install_step_is_an_error(
+    site: Site, fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ResolveError, match=message):
+        job(site, workflow_type="bench", bench_cmd="trtllm-bench --model m throughput", **fields)
+    remote = job(
+        site,
+        workflow_type="bench",
+        bench_cmd="trtllm-bench --model m throughput",
+        execution_scenario="remote_slurm",
+        remote_repo_path="/r/TensorRT-LLM",
+        remote_work_dir="/r/work",
+        install_mode="wheel",
+    )
+    assert remote.install  # remote jobs install too: the flag is used, not dropped

@@ -126,15 +126,31 @@ def local_home() -> str:
     return os.environ.get("HOME") or os.path.expanduser("~")
 
 
-def remote_home(remote_cwd: str | None, given: str | None) -> tuple[str, str]:
-    """The cluster home and where it came from: the parent of slurm_env.remote_cwd, else the
-    remote_home input."""
-    if remote_cwd and remote_cwd.startswith("/"):
-        return posixpath.dirname(remote_cwd.rstrip("/")) or "/", "parent of slurm_env.remote_cwd"
+def remote_home(
+    remote_cwd: str | None, given: str | None, recorded: str | None = None
+) -> tuple[str, str]:
+    """The cluster home and where it came from: the home probe-slurm recorded (slurm_env.home,
+    the cluster's `echo $HOME`), else the parent of slurm_env.remote_cwd (the seed's rule)
+    unless that is a top folder such as /home, which would mount every user's home, else the
+    remote_home input, else remote_cwd itself when it is one level below such a folder (the
+    probe ran in the home)."""
+    if recorded and recorded.startswith("/") and _depth(recorded) >= 2:
+        return recorded.rstrip("/"), "slurm_env.home (recorded by probe-slurm)"
+    cwd = remote_cwd.rstrip("/") or "/" if remote_cwd and remote_cwd.startswith("/") else None
+    parent = posixpath.dirname(cwd) or "/" if cwd else None
+    if parent is not None and _depth(parent) >= 2:
+        return parent, "parent of slurm_env.remote_cwd"
     if given:
         return given.rstrip("/") or "/", "input remote_home"
+    if cwd is not None and _depth(cwd) == 2:
+        return cwd, f"slurm_env.remote_cwd (its parent {parent} holds every user's home)"
     raise ResolveError(
-        "remote_slurm needs the home directory on the cluster to mount: give slurm_env.remote_cwd "
-        "(an absolute path there; its parent is the home) or --remote-home",
+        "remote_slurm needs the home directory on the cluster to mount: give slurm_env.home "
+        "(probe-slurm records it), a slurm_env.remote_cwd under the home, or --remote-home",
         field="remote_home",
     )
+
+
+def _depth(path: str) -> int:
+    """`/home/alice` -> 2, `/home` -> 1, `/` -> 0."""
+    return len([part for part in path.split("/") if part])

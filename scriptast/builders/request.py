@@ -44,7 +44,7 @@ class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A job request. Field names are the seed's Input table; `install` is scriptast's own
-    switch for the `pip install` step (always off for remote_slurm)."""
+    switch for the `pip install` step."""
 
     workflow_type: WorkflowType
     execution_scenario: ExecutionScenario

@@ -202,7 +202,9 @@ def _mounts(
     extra = chosen.mount_folders(request, place.log_dir)
     env = place.loaded.env if place.loaded else None
     if request.execution_scenario is ExecutionScenario.remote_slurm:
-        home_dir, home_source = remote_home(env.remote_cwd if env else None, request.remote_home)
+        home_dir, home_source = remote_home(
+            env.remote_cwd if env else None, request.remote_home, env.home if env else None
+        )
     else:
         home_dir, home_source = home or local_home(), "$HOME"
     trail.add("home", home_dir, home_source)
@@ -325,9 +327,17 @@ def _persistent(request: Request, trail: Trail) -> bool | None:
 
 
 def _install(request: Request, trail: Trail) -> bool:
-    """The install step: on unless turned off, never for remote_slurm."""
-    remote = request.execution_scenario is ExecutionScenario.remote_slurm
-    install = request.install and not remote
+    """The install step: on unless turned off; remote_slurm installs as local jobs do, from the
+    checkout at remote_repo_path (the chosen image is a development image: nothing of TRT-LLM
+    is installed in it)."""
+    install = request.install
+    if not install and (request.install_mode != "source" or request.wheel_path):
+        given = "install_mode wheel" if request.install_mode != "source" else "wheel_path"
+        raise ResolveError(
+            f"{given} chooses how the install step installs TensorRT-LLM, but install is off "
+            "(--no-install): drop one of them",
+            field="install_mode" if request.install_mode != "source" else "wheel_path",
+        )
     if request.wheel_path and request.install_mode != "wheel":
         raise ResolveError(
             "wheel_path is used by --install-mode wheel; add --install-mode wheel",
@@ -337,9 +347,5 @@ def _install(request: Request, trail: Trail) -> bool:
         how = request.wheel_path or f"the first {WHEEL_GLOB}"
         shown = f"wheel ({how})" if request.install_mode == "wheel" else "source (pip install -e .)"
         trail.add("install_mode", shown, "input" if request.install_mode != "source" else "default")
-    trail.add(
-        "install",
-        install,
-        "off for remote_slurm" if remote else ("input" if not request.install else "default"),
-    )
+    trail.add("install", install, "input" if not request.install else "default")
     return install

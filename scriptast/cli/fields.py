@@ -60,7 +60,8 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
     "remote_repo_path": ("The checkout on the cluster (remote_slurm).", CLUSTER),
     "remote_work_dir": ("The work directory on the cluster (remote_slurm).", CLUSTER),
     "remote_home": (
-        "The home directory on the cluster (remote_slurm), when slurm_env has no remote_cwd.",
+        "The home directory on the cluster (remote_slurm); default slurm_env's home, else the "
+        "parent of its remote_cwd.",
         CLUSTER,
     ),
     "persistent_mode": ("Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
@@ -75,7 +76,10 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
         "Host path of the models directory; a cluster path for remote_slurm.",
         CONTAINER,
     ),
-    "install": ("Run the pip install step (always off for remote_slurm).", CONTAINER),
+    "install": (
+        "Run the pip install step (for remote_slurm, in the checkout at remote_repo_path).",
+        CONTAINER,
+    ),
     "install_mode": (
         "source (pip install -e ., default) or wheel (a prebuilt tensorrt_llm wheel).",
         CONTAINER,
