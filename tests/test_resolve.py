@@ -324,6 +324,15 @@ def test_home_project_and_custom_script_folder() -> None:
     assert [m.source for m in plan.mounts] == ["/mp", "/home/u", "/home/u/repo", "/scripts"]
 
 
+def test_a_script_under_the_models_mount_gets_its_own_mount() -> None:
+    """/mp is mounted at /models: a script in /mp/scripts would be at /models/scripts inside,
+    where `bash /mp/scripts/run.sh` does not find it; its folder is mounted at its own path."""
+    plan = _plan(models_path="/mp", extra_folders=(("/mp/scripts", "custom_script folder"),))
+    assert Mount(source="/mp/scripts", target="/mp/scripts") in plan.mounts
+    under_home = _plan(models_path="/mp", extra_folders=(("/home/u/s", "custom_script folder"),))
+    assert [m.source for m in under_home.mounts] == ["/mp", "/home/u", "/home/u/repo"]
+
+
 @pytest.mark.parametrize("bad", ["/my models", "/a,b", "/a:b"])
 def test_unrepresentable_mount_path(bad: str) -> None:
     with pytest.raises(ResolveError, match="pyxis --container-mounts cannot express"):
@@ -904,3 +913,38 @@ def test_an_install_flag_without_the_install_step_is_an_error(
         install_mode="wheel",
     )
     assert remote.install  # remote jobs install too: the flag is used, not dropped
+
+
+def test_a_probe_without_client_tools_takes_the_seeds_fallback(site: Site) -> None:
+    """slurm_env.json from a host without sinfo/scontrol: no partitions to check against, so
+    the partition is taken as given, arch from this machine, bare pmix, no --gres."""
+    site.slurm_env.write_text(
+        json.dumps(
+            {
+                "user": "alice",
+                "partitions": [],
+                "pmix": {"available": [], "preferred": None},
+                "errors": ["SLURM client tools not found"],
+                "remote_cwd": "/home/alice/scratch",
+            }
+        )
+    )
+    resolved = job(
+        site,
+        workflow_type="bench",
+        bench_cmd="trtllm-bench --model m throughput --tp 2",
+        partition="gpu_any",
+    )
+    assert resolved.slurm is not None
+    assert (resolved.slurm.partition, resolved.slurm.gres) == ("gpu_any", None)
+    assert resolved.slurm.mpi_plugin == "pmix"
+    assert any("SLURM client tools not found" in w for w in resolved.warnings)
+    arch = next(e for e in resolved.trail if e.field == "arch")
+    assert (arch.value, arch.source) == (
+        "x86_64",
+        "this machine (uname -m), slurm_env: SLURM client tools not found",
+    )
+    site.write_slurm_env()
+    with pytest.raises(ResolveError, match=r"partition 'gpu_any' is not in slurm_env\.json"):
+        job(site, workflow_type="bench", bench_cmd="trtllm-bench --model m throughput",
+            partition="gpu_any")  # fmt: skip

@@ -85,7 +85,8 @@ def plan_mounts(
     extra_folders: tuple[tuple[str, str], ...] = (),
 ) -> MountPlan:
     """All mounts of the job, in a fixed order: models (or slurm_env's), home, project, then
-    each (folder, what) of `extra_folders` that no mount covers yet (the custom script's)."""
+    each (folder, what) of `extra_folders` that no mount shows at its own path yet (the custom
+    script's)."""
     host, source = models_host_path(
         checkpoint_path, models_path, slurm_env_mounts, default_models_repo
     )
@@ -99,7 +100,9 @@ def plan_mounts(
     mounts.append(_mount(home, home, "home directory"))
     mounts.append(_mount(project, project, "project path"))
     for folder, what in extra_folders:
-        if not any(m.covers(folder) for m in mounts):
+        # covered only where the container sees the folder at its own path: under the
+        # models mount (/data/models -> /models) the script would be at another path
+        if not any(m.covers(folder) and m.source == m.target for m in mounts):
             mounts.append(_mount(folder, folder, what))
     unique: list[Mount] = []
     for mount in mounts:

@@ -139,14 +139,24 @@ def _place(request: Request, trail: Trail, forwarded: frozenset[str]) -> _Place:
         partition_name = slurm_params.require(request.partition, "partition", scenario.value)
         account = slurm_params.require(request.account, "account", scenario.value)
         loaded = load_slurm_env(request.slurm_env_file, scenario.value)
-        partition = slurm_params.find_partition(loaded.env, partition_name)
-        slurm_params.check_account(loaded.env, account)
-        if (partition.state or "").lower().startswith(("down", "drain", "inact")):
+        if loaded.env.client_tools_missing and not loaded.env.partitions:
+            # the probe ran where sinfo/scontrol are missing: the seed's fallback, not a refusal
             trail.warn(
-                f"partition {partition_name!r} is {partition.state} in slurm_env.json: the job "
+                f"slurm_env.json says SLURM client tools not found and lists no partitions: "
+                f"partition {partition_name!r} is not checked; arch from this machine "
+                "(local_slurm) or x86_64 (remote_slurm), --mpi=pmix, no --gres"
+            )
+        else:
+            partition = slurm_params.find_partition(loaded.env, partition_name)
+        slurm_params.check_account(loaded.env, account)
+        state = (partition.state or "") if partition is not None else ""
+        if state.lower().startswith(("down", "drain", "inact")):
+            trail.warn(
+                f"partition {partition_name!r} is {state} in slurm_env.json: the job "
                 "waits in the queue until it is up"
             )
-        trail.add("partition", partition_name, "input partition (validated in slurm_env)")
+        checked = "validated in slurm_env" if partition is not None else "not in slurm_env"
+        trail.add("partition", partition_name, f"input partition ({checked})")
         trail.add("account", account, "input account")
     if remote:
         for field in ("remote_repo_path", "remote_work_dir"):
