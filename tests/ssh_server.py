@@ -100,6 +100,10 @@ def start_sshd(
         "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
         "AcceptEnv SHIM_*\nLogLevel VERBOSE\n"
         f"SetEnv PATH={path} SLURM_CONF={slurm_conf}\n"
+        # the login shell's rc files (a pyenv PATH, say) run first: the stand-ins win anyway
+        # (bash reads ~/.bashrc when it sees SSH_CLIENT, so the command's bash is not told)
+        f"ForceCommand exec env -u SSH_CLIENT -u SSH2_CLIENT PATH={path} "
+        '/bin/bash -c "$SSH_ORIGINAL_COMMAND"\n'
     )
     host_key = (folder / "hostkey.pub").read_text().split()
     (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")

@@ -76,6 +76,9 @@ def test_a_bench_job_travels_runs_and_its_logs_come_back(remote: Remote) -> None
     done = remote.go("run", str(work), **SAY)
     assert done.returncode == 0, done.stderr
     assert "Throughput: 77.0 token/s" in done.stdout
+    installed = remote.shims.records("pip")  # from the checkout on the cluster
+    assert installed and installed[0]["argv"][-2:] == ["-e", "."]
+    assert installed[0]["cwd"] == str(remote.cluster_root / "TensorRT-LLM")
     found = record(work)
     cluster_dir = remote.cluster_root / "work_dirs" / "travel"
     assert found["remote_out_log"] == str(
