@@ -409,3 +409,20 @@ def test_perf_sanity_answers_to_both_names_and_offers_only_what_it_takes() -> No
     )  # fmt: skip
     assert refused.exit_code == 1
     assert "local_docker is not supported" in refused.stderr
+
+
+def test_shell_without_stdout_is_refused_not_ignored(tmp_path: Path) -> None:
+    request = json.loads(
+        (Path(__file__).parent.parent / "examples/bench_local_docker.json").read_text()
+    )
+    work = tmp_path / "w"
+    result = runner.invoke(
+        app,
+        ["emit", "--request", str(Path(__file__).parent.parent / "examples/bench_local_docker.json"),
+         "--work-dir", str(work), "--shell", "fish"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --shell quotes the docker command --stdout prints: add --stdout or drop --shell\n"
+    )
+    assert not work.exists() and request["workflow_type"] == "bench"

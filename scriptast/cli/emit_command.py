@@ -57,6 +57,10 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
                 fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
             flags["workflow_type"] = workflow
         request = build_request(file_fields, flags, origin=origin)
+        if values.get("shell") is not None and not values.get("stdout"):
+            fail(
+                "--shell quotes the docker command --stdout prints: add --stdout or drop --shell", 2
+            )
         from scriptast.pipeline.emit_job import generate, write_outputs
 
         output = generate(request, write_nothing=bool(values.get("stdout")))
