@@ -129,3 +129,41 @@ def test_pool_workers_die_when_the_sweep_is_killed(tmp_path: Path) -> None:
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.05)
     assert not any(_alive(w) for w in workers)
+
+
+def test_a_pool_broken_while_work_is_still_handed_out_costs_no_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker dies while later lines are still being read: handing the next one to the
+    broken pool must start a new pool, not end the sweep with a traceback. (The workers are
+    forked, so they run the patched emit_request.)"""
+    import time
+    from typing import Any
+
+    from scriptast.pipeline import sweep
+
+    monkeypatch.setattr(sweep, "emit_request", _emit_or_die)
+    planned: list[Any] = []
+
+    def requests() -> Any:
+        for number, request in enumerate(["ok", "die", "ok", "bad", "ok", "ok"], start=1):
+            planned.append((number, request, None))
+            yield request
+            if request == "die":
+                time.sleep(1.0)  # the worker is dead before the next line is handed out
+
+    results = list(sweep._in_pool(planned, requests(), 2, 6))
+    assert [number for number, _ in results] == [1, 2, 3, 4, 5, 6]
+    outcomes = dict(results)
+    assert outcomes[2] is not None and "died" in outcomes[2]  # the line that kills its worker
+    assert outcomes[4] == "bad line"
+    assert [outcomes[n] for n in (1, 3, 5, 6)] == [None, None, None, None]
+
+
+def _emit_or_die(request: object) -> str | None:
+    """A worker's emit that dies on the line "die" (module level: the pool pickles it)."""
+    import os
+
+    if request == "die":
+        os._exit(1)
+    return None if request != "bad" else "bad line"

@@ -158,10 +158,24 @@ def _in_pool(
     futures: deque[tuple[Request, Future[str | None]]] = deque()
     pending = iter(requests)
     index = 0
+
+    def renewed() -> ProcessPoolExecutor:
+        """A new pool after the old one broke: what was in flight is emitted again, alone."""
+        pool.shutdown(wait=False, cancel_futures=True)
+        for position, (queued, held) in enumerate(futures):
+            if not (held.done() and held.exception() is None):
+                futures[position] = (queued, _settled(_alone(queued)))
+        return _pool(workers)
+
     try:
         while True:
             while len(futures) < window and (request := next(pending, None)) is not None:
-                futures.append((request, pool.submit(emit_request, request)))
+                try:  # a worker killed meanwhile breaks the pool for new work too
+                    submitted = pool.submit(emit_request, request)
+                except BrokenProcessPool:
+                    pool = renewed()
+                    submitted = pool.submit(emit_request, request)
+                futures.append((request, submitted))
             while index < len(planned) and planned[index][1] is None:
                 yield planned[index][0], planned[index][2]
                 index += 1
@@ -171,12 +185,8 @@ def _in_pool(
             try:
                 outcome = future.result()
             except BrokenProcessPool:
-                pool.shutdown(wait=False, cancel_futures=True)
                 outcome = _alone(request)
-                for position, (queued, held) in enumerate(futures):
-                    if not (held.done() and held.exception() is None):
-                        futures[position] = (queued, _settled(_alone(queued)))
-                pool = _pool(workers)
+                pool = renewed()
             yield planned[index][0], outcome
             index += 1
     finally:
