@@ -251,6 +251,10 @@ def _after_parens(text: str, pos: int) -> int:
             pos = _after_backquote(text, pos)
         elif char == "$" and text.startswith(("{", "'"), pos + 1):
             pos = _after_dollar(text, pos)
+        elif char == "#" and text[pos - 1] in " \t\n(":
+            # a comment inside an array or a substitution (its quotes do not count)
+            newline = text.find("\n", pos)
+            pos = len(text) if newline < 0 else newline
         else:
             pos += 1
     return pos
