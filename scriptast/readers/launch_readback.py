@@ -11,11 +11,11 @@ import msgspec
 from scriptast.errors import ScriptastError
 from scriptast.model.submit_call import PerfSubmit
 from scriptast.readers.lint import read_directives
+from scriptast.readers.script_commands import commands_named
 from scriptast.readers.shellwords import Token, flag_value, tokenize
 
 _ARRAY = re.compile(r"^srunArgs(\+?)=\((.*?)\)[ \t]*$", re.MULTILINE | re.DOTALL)
 _ARRAY_WORD = "${srunArgs[@]}"
-_COMMAND_STARTS = frozenset({"!", "if", "then", "do", "else", "elif", "time", "exec"})
 
 
 class LaunchError(ScriptastError):
@@ -97,22 +97,17 @@ def _srun_array(text: str) -> tuple[str, ...]:
 
 
 def _srun_steps(text: str, array: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Each srun command's arguments up to the end of the command, the array expanded."""
+    """Each srun command's arguments (found by the script scanner verify uses), the array
+    expanded."""
     steps: list[tuple[str, ...]] = []
-    for line in text.replace("\\\n", " ").split("\n"):
-        tokens = _words(line)
-        for index, token in enumerate(tokens):
-            if token.kind != "word" or token.value != "srun":
-                continue
-            before = tokens[index - 1] if index else None
-            if before is not None and before.kind == "word" and before.value not in _COMMAND_STARTS:
-                continue
-            arguments: list[str] = []
-            for word in tokens[index + 1 :]:
-                if word.kind != "word":
-                    break
-                arguments += array if word.raw == f'"{_ARRAY_WORD}"' else [word.value]
-            steps.append(tuple(arguments))
+    for command in commands_named(text, "srun"):
+        arguments: list[str] = []
+        for raw in command.words[1:]:
+            if raw == f'"{_ARRAY_WORD}"':
+                arguments += array
+            else:
+                arguments += [t.value for t in _words(raw) if t.kind == "word"]
+        steps.append(tuple(arguments))
     return steps
 
 
