@@ -181,6 +181,24 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in release.split(".") if part.isdigit())
 
 
+SRUN_SHORT_WITH_VALUE = {
+    "-A": "account", "-b": "begin", "-c": "cpus-per-task", "-C": "constraint",
+    "-d": "dependency", "-D": "chdir", "-e": "error", "-G": "gpus", "-i": "input",
+    "-J": "job-name", "-L": "licenses", "-m": "distribution", "-M": "clusters",
+    "-n": "ntasks", "-N": "nodes", "-o": "output", "-p": "partition", "-q": "qos",
+    "-r": "relative", "-S": "core-spec", "-t": "time", "-T": "threads", "-w": "nodelist",
+    "-W": "wait", "-x": "exclude",
+}  # fmt: skip
+"""srun's one-letter options that take a value (srun(1) of Slurm 22.05)."""
+SRUN_SHORT_FLAGS = {
+    "-E": "preserve-env", "-H": "hold", "-I": "immediate", "-k": "no-kill",
+    "-K": "kill-on-bad-exit", "-l": "label", "-O": "overcommit", "-Q": "quiet",
+    "-s": "oversubscribe", "-u": "unbuffered", "-v": "verbose", "-X": "disable-status",
+    "-Z": "no-allocate",
+}  # fmt: skip
+"""srun's one-letter options that take none (or only one written onto them, as `-K1`)."""
+
+
 INT_OPTIONS = frozenset(
     {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "ntasks-per-gpu", "mincpus"}
 )

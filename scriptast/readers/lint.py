@@ -9,7 +9,7 @@ import msgspec
 
 from scriptast.errors import VerifyError
 from scriptast.model.slurm import SrunStep
-from scriptast.model.slurm_options import SBATCH_OPTIONS_ANY
+from scriptast.model.slurm_options import INT_OPTIONS, SBATCH_OPTIONS_ANY
 from scriptast.readers.readback import sbatch_tokens
 from scriptast.readers.sbatch_header import scan_header
 from scriptast.readers.script_commands import commands_named
@@ -210,10 +210,8 @@ def _directive(token: str, line: int, context: str, findings: list[Finding]) -> 
     return Directive(line, name, value if equals else None)
 
 
-COUNT_OPTIONS = frozenset(
-    {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "gpus", "gpus-per-node",
-     "gpus-per-task", "cpus-per-gpu", "ntasks-per-gpu", "mincpus"}
-)  # fmt: skip
+COUNT_OPTIONS = INT_OPTIONS | {"gpus", "gpus-per-node", "gpus-per-task", "cpus-per-gpu"}
+"""Options whose value is a count (the GPU ones may name a type first: `h100:4`)."""
 
 
 def value_problem(name: str, value: str) -> str | None:

@@ -6,14 +6,20 @@ from typing import Any
 
 from scriptast.errors import ModelError, VerifyError
 from scriptast.model.slurm import Mount, PyxisContainer, SrunOption, SrunStep, split_mount
-from scriptast.model.slurm_options import FLAG_OPTIONS, INT_OPTIONS, PYXIS_OPTIONS, SRUN_OPTIONS_ANY
+from scriptast.model.slurm_options import (
+    FLAG_OPTIONS,
+    INT_OPTIONS,
+    PYXIS_OPTIONS,
+    SRUN_OPTIONS_ANY,
+    SRUN_SHORT_WITH_VALUE,
+)
 from scriptast.model.words import Lit
 
 _SHORT: dict[str, tuple[str, bool | None]] = {
     "-l": ("label", None),
-    "-N": ("nodes", True),
-    "-n": ("ntasks", True),
+    **{letter: (SRUN_SHORT_WITH_VALUE[letter], True) for letter in ("-N", "-n")},
 }
+"""The one-letter options scriptast writes and reads back (`srun -l`, `-N`, `-n`)."""
 _SWITCHES = {
     "container-mount-home": ("mount_home", True),
     "no-container-mount-home": ("mount_home", False),

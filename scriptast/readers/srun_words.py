@@ -10,27 +10,15 @@ import msgspec
 
 from scriptast.errors import ScriptastError, VerifyError
 from scriptast.model.slurm import SrunStep
-from scriptast.model.slurm_options import INT_OPTIONS, SRUN_OPTIONS_ANY
+from scriptast.model.slurm_options import (
+    INT_OPTIONS,
+    SRUN_OPTIONS_ANY,
+    SRUN_SHORT_FLAGS,
+    SRUN_SHORT_WITH_VALUE,
+)
 from scriptast.model.words import Lit
 from scriptast.readers.readback import literal_value, read_word
 from scriptast.readers.srun_argv import VALUE_FREE, parse_srun
-
-SHORT_WITH_VALUE = {
-    "-A": "account", "-b": "begin", "-c": "cpus-per-task", "-C": "constraint",
-    "-d": "dependency", "-D": "chdir", "-e": "error", "-G": "gpus", "-i": "input",
-    "-J": "job-name", "-L": "licenses", "-m": "distribution", "-M": "clusters",
-    "-n": "ntasks", "-N": "nodes", "-o": "output", "-p": "partition", "-q": "qos",
-    "-r": "relative", "-S": "core-spec", "-t": "time", "-T": "threads", "-w": "nodelist",
-    "-W": "wait", "-x": "exclude",
-}  # fmt: skip
-"""srun's one-letter options that take a value (srun(1) of Slurm 22.05)."""
-SHORT_FLAGS = {
-    "-E": "preserve-env", "-H": "hold", "-I": "immediate", "-k": "no-kill",
-    "-K": "kill-on-bad-exit", "-l": "label", "-O": "overcommit", "-Q": "quiet",
-    "-s": "oversubscribe", "-u": "unbuffered", "-v": "verbose", "-X": "disable-status",
-    "-Z": "no-allocate",
-}  # fmt: skip
-"""srun's one-letter options that take none (or only one written onto them, as `-K1`)."""
 
 
 class SrunReading(msgspec.Struct, frozen=True):
@@ -125,7 +113,7 @@ def _check_name(written: str) -> None:
         name = written[2:].split("=", 1)[0]
         if name not in SRUN_OPTIONS_ANY:
             raise VerifyError(f"--{name} is not an srun or pyxis option")
-    elif written[:2] not in SHORT_WITH_VALUE and written[:2] not in SHORT_FLAGS:
+    elif written[:2] not in SRUN_SHORT_WITH_VALUE and written[:2] not in SRUN_SHORT_FLAGS:
         raise VerifyError(f"srun has no option {written[:2]}")
 
 
@@ -147,10 +135,9 @@ def _option(
     """(long name, value written onto the option, whether the next word is its value) of the
     option word `text`; the name is None for a one-letter flag, which only has to exist.
     Raises VerifyError for an option srun does not have."""
+    _check_name(text)
     if text.startswith("--"):
         name, equals, inline = text[2:].partition("=")
-        if name not in SRUN_OPTIONS_ANY:
-            raise VerifyError(f"--{name} is not an srun or pyxis option")
         if equals:
             return name, inline, False
         if name in VALUE_FREE or name == "exclusive":
@@ -161,12 +148,10 @@ def _option(
     letter, attached = text[:2], text[2:]
     if letter == "-l":
         return "label", None, False
-    if letter in SHORT_FLAGS:
+    if letter in SRUN_SHORT_FLAGS:
         return None, None, False
-    if letter not in SHORT_WITH_VALUE:
-        raise VerifyError(f"srun has no option {letter}")
     if attached:
-        return SHORT_WITH_VALUE[letter], attached, False
+        return SRUN_SHORT_WITH_VALUE[letter], attached, False
     if index >= len(raw_words):
         raise VerifyError(f"srun {letter} needs a value")
-    return SHORT_WITH_VALUE[letter], None, True
+    return SRUN_SHORT_WITH_VALUE[letter], None, True
