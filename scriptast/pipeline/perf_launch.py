@@ -103,7 +103,7 @@ def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> Reso
     report = lint_text(text, context=LAUNCH_SH, batch_script=True)
     warnings = list(job.warnings)
     for finding in [*report.findings, *check_against(report, env, LAUNCH_SH)]:
-        if " or later; the cluster runs " in finding.message:
+        if finding.refused:
             raise ResolveError(
                 f"the launch script submit.py wrote ({finding.where}) uses "
                 f"{finding.message}: sbatch there refuses it; use a submit.py that writes "

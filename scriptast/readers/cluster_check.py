@@ -89,6 +89,10 @@ def _newer_options(report: Report, env: SlurmEnv, context: str) -> list[Finding]
         added = ADDED_LATER.get(name)
         if added and release_key(version) < release_key(added):
             found.append(
-                Finding(where, f"--{name} needs Slurm {added} or later; the cluster runs {version}")
+                Finding(
+                    where,
+                    f"--{name} needs Slurm {added} or later; the cluster runs {version}",
+                    refused=True,
+                )
             )
     return found

@@ -17,10 +17,12 @@ from scriptast.readers.srun_words import read_srun_words
 
 
 class Finding(msgspec.Struct, frozen=True):
-    """One problem: where (line or context) and what."""
+    """One problem: where (line or context) and what; `refused` when sbatch there would refuse
+    the script outright (an option its release does not have)."""
 
     where: str
     message: str
+    refused: bool = False
 
 
 class Directive(msgspec.Struct, frozen=True):
