@@ -229,14 +229,25 @@ def _after_dollar(text: str, pos: int) -> int:
 
 
 def _after_parens(text: str, pos: int) -> int:
-    """The position after the `)` that closes the `(` at `pos` (quotes and nesting known)."""
+    """The position after the `)` that closes the `(` at `pos`."""
+    return _after_group(text, pos, "(", ")")
+
+
+def _after_braces(text: str, pos: int) -> int:
+    """The position after the `}` that closes the `{` at `pos`."""
+    return _after_group(text, pos, "{", "}")
+
+
+def _after_group(text: str, pos: int, opening: str, closing: str) -> int:
+    """The position after the `closing` that matches the `opening` at `pos`: nesting, quotes,
+    substitutions known; inside parentheses, a comment too (an array, `$(...)`)."""
     depth = 0
     while pos < len(text):
         char = text[pos]
-        if char == "(":
+        if char == opening:
             depth += 1
             pos += 1
-        elif char == ")":
+        elif char == closing:
             depth -= 1
             pos += 1
             if depth == 0:
@@ -249,37 +260,12 @@ def _after_parens(text: str, pos: int) -> int:
             pos = _after_double(text, pos)
         elif char == "`":
             pos = _after_backquote(text, pos)
-        elif char == "$" and text.startswith(("{", "'"), pos + 1):
-            pos = _after_dollar(text, pos)
-        elif char == "#" and text[pos - 1] in " \t\n(":
-            # a comment inside an array or a substitution (its quotes do not count)
-            newline = text.find("\n", pos)
-            pos = len(text) if newline < 0 else newline
-        else:
-            pos += 1
-    return pos
-
-
-def _after_braces(text: str, pos: int) -> int:
-    depth = 0
-    while pos < len(text):
-        char = text[pos]
-        if char == "{":
-            depth += 1
-            pos += 1
-        elif char == "}":
-            depth -= 1
-            pos += 1
-            if depth == 0:
-                return pos
-        elif char == "\\":
-            pos += 2
-        elif char == "'":
-            pos = _after_single(text, pos)
-        elif char == '"':
-            pos = _after_double(text, pos)
         elif char == "$":
             pos = _after_dollar(text, pos)
+        elif opening == "(" and char == "#" and text[pos - 1] in " \t\n(":
+            # its quotes do not count: `# don't` in an array is a comment
+            newline = text.find("\n", pos)
+            pos = len(text) if newline < 0 else newline
         else:
             pos += 1
     return pos
