@@ -42,6 +42,8 @@ class Needs(msgspec.Struct, frozen=True):
     devices: Need | None
     ranks: Need | None
     unevaluated: tuple[str, ...] = ()
+    model: str | None = None
+    """The MODEL_NAME the target's test class declares (upstream's accuracy tests do)."""
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -250,16 +252,16 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
         rank = _need_of(test, modules[RANKS_MARK], RANKS_MARK, file.name)
         if rank is not None:
             ranks.append(rank)
-    return Needs(_largest(devices), _largest(ranks), tuple(unevaluated))
+    model = _declared_model(tree, target)
+    return Needs(_largest(devices), _largest(ranks), tuple(unevaluated), model)
 
 
 def _largest(needs: list[Need]) -> Need | None:
     return max(needs, key=lambda need: need.count) if needs else None
 
 
-def declared_model(file: Path, target: TestTarget) -> str | None:
+def _declared_model(tree: ast.Module, target: TestTarget) -> str | None:
     """The MODEL_NAME string the target's test class declares, if any."""
-    tree = _parse(file)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name in target.names:
             for statement in node.body:

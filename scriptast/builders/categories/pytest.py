@@ -81,6 +81,7 @@ def pytest_parallelism(
 class _Needs(msgspec.Struct, frozen=True):
     devices: Sourced | None
     ranks: Sourced | None
+    model: str | None = None
 
 
 def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
@@ -93,9 +94,11 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
     devices: list[Need] = []
     ranks: list[Need] = []
     unevaluated: list[str] = []
+    models: list[str | None] = []
     for located in selection.files:
         trail.add("test_file", located.path, f"test path in test_cmd ({located.form})")
         needs = read_needs(located.path, located.target)
+        models.append(needs.model)
         devices += [needs.devices] if needs.devices else []
         ranks += [needs.ranks] if needs.ranks else []
         unevaluated += needs.unevaluated
@@ -133,7 +136,8 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         )
         file_devices = used
     rank_need = max(ranks, key=lambda n: n.count) if ranks else None
-    return _Needs(file_devices, Sourced(rank_need.count, rank_need.source) if rank_need else None)
+    ranks_need = Sourced(rank_need.count, rank_need.source) if rank_need else None
+    return _Needs(file_devices, ranks_need, models[0] if models else None)
 
 
 def resolve(facts: Facts, trail: Trail) -> Resolution:
@@ -160,15 +164,10 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     folder = run_folder(selection, request.repo_root)
     workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
     tested = selection.files[0].target.names if selection.files else ()
-    declared = None
-    if selection.files:
-        from scriptast.builders.pytest_devices import declared_model
-
-        declared = declared_model(selection.files[0].path, selection.files[0].target)
     return Resolution(
         work=PytestWork(test=user_command(request.test_cmd, "test_cmd"), workdir=workdir),
         parallelism=par,
-        derived_name=names.from_test(tested, declared),
+        derived_name=names.from_test(tested, needs.model),
         world_source=par.ranks_source or "one task",
         ntasks_source="MPI ranks, as TRT-LLM's CI runs such tests" if par.ntasks > 1 else "1",
         gpus_per_node=facts.gpus_per_node,
