@@ -54,6 +54,20 @@ def test_a_passing_bench_job_is_passed_with_its_log_streamed(runs: RunSite) -> N
     assert found["success_hits"][0]["pattern"] == "token/s"
 
 
+def test_trtllm_benchs_own_report_line_is_a_pass(runs: RunSite) -> None:
+    """trtllm-bench's report (tensorrt_llm/bench/dataclasses/reporting.py) says "Request
+    Throughput (req/sec):", which the seed's lowercase patterns never match: the job is PASSED
+    on that line, judged by the real executor on the real cluster."""
+    work = runs.emit("report", workflow_type="bench", bench_cmd=f"{BENCH} --tp 2",
+                     persistent_mode=False)  # fmt: skip
+    line = "Request Throughput (req/sec):                     12.3456"
+    done = runs.run("run", str(work), SHIM_SAY_TRTLLM_BENCH=line)
+    assert done.returncode == 0, done.stderr
+    found = record(work)
+    assert found["verdict"] == "PASSED"
+    assert {hit["pattern"] for hit in found["success_hits"]} == {"Request Throughput (req/sec):"}
+
+
 def test_a_pytest_job_whose_tests_all_skip_is_inconclusive(runs: RunSite) -> None:
     work = runs.emit("skipped", workflow_type="pytest", persistent_mode=False,
                      test_cmd="pytest -v test_unmarked.py::test_plain")  # fmt: skip
