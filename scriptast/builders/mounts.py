@@ -139,8 +139,8 @@ def remote_home(
     probe ran in the home)."""
     if recorded and recorded.startswith("/") and _depth(recorded) >= 2:
         return recorded.rstrip("/"), "slurm_env.home (recorded by probe-slurm)"
-    cwd = remote_cwd.rstrip("/") or "/" if remote_cwd and remote_cwd.startswith("/") else None
-    parent = posixpath.dirname(cwd) or "/" if cwd else None
+    cwd = (remote_cwd.rstrip("/") or "/") if remote_cwd and remote_cwd.startswith("/") else None
+    parent = (posixpath.dirname(cwd) or "/") if cwd else None
     if parent is not None and _depth(parent) >= 2:
         return parent, "parent of slurm_env.remote_cwd"
     if given:
