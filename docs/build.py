@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWN = "/path/to/scriptast"
@@ -48,6 +49,13 @@ FIELDS = {
     "node_count": "Slurm only: the nodes the job runs on (slurm_params.nodes).",
     "container_image": "Slurm only: the image as pyxis/enroot takes it (`registry#path:tag`); "
     "docker_image given to `--container-image` would be pulled from Docker Hub.",
+    "scheduler": "The scheduler backend that queues the job: slurm or docker (from "
+    "execution_scenario).",
+    "transport": "How that scheduler is reached: local, or ssh (remote_slurm: the job's files "
+    "live on the cluster).",
+    "logs": "The files the job's output goes to, as the scheduler names them (`output`, "
+    "`error` when apart, `job_name` for `%x`): absolute paths where the job runs, `%j` "
+    "standing for the job id.",
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",
@@ -56,9 +64,12 @@ FIELDS = {
 RUN_READS = {
     "workflow_type": "perf_sanity is always submitted with sbatch (its launch script cancels "
     "`${SLURM_JOB_ID}` on failure, which would end a persistent allocation).",
-    "execution_scenario": "sbatch, a persistent allocation (local_slurm), or docker_cmd.sh "
-    "(local_docker).",
-    "script_path": "The script it submits (its `#SBATCH --output/--error` name the logs).",
+    "execution_scenario": "Recorded in run.json.",
+    "scheduler": "sbatch and squeue (slurm), or docker_cmd.sh as a process (docker).",
+    "transport": "ssh: the script and extra files are uploaded, commands run over one ssh "
+    "master, and the logs are brought back.",
+    "logs": "The files it follows and judges (on the cluster for ssh, then copied back).",
+    "script_path": "The script it submits.",
     "script_name": "The script, when script_path is absent (local_docker).",
     "success_patterns": "Exit 0 with none of them in the log is INCONCLUSIVE.",
     "failure_patterns": "Listed with their lines as evidence; never the verdict.",
@@ -155,7 +166,7 @@ def guide() -> str:
 
 
 def _verdicts() -> list[str]:
-    from scriptast.executor.record import VERDICT_EXIT, Verdict
+    from scriptast.contract.run_record import VERDICT_EXIT, Verdict
 
     lines = [
         "## Running a job: verdicts and exit codes",
@@ -178,7 +189,7 @@ def job_spec() -> str:
     """Each job_spec.json field, its JSON type from the schema, and what it means."""
     import msgspec
 
-    from scriptast.model.job_spec import JobSpec
+    from scriptast.contract.job_spec import JobSpec
 
     schema = msgspec.json.schema(JobSpec)
     props = schema["$defs"]["JobSpec"]["properties"]
@@ -196,14 +207,17 @@ def job_spec() -> str:
         "|---|---|---|---|---|",
     ]
     for name, prop in props.items():
-        kind = prop.get("type") or " or ".join(
-            str(p.get("type") or p.get("$ref", "").split("/")[-1]) for p in prop.get("anyOf", [])
-        )
+        kind = " or ".join(_kind(p) for p in prop.get("anyOf", [prop]))
         lines.append(
             f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {FIELDS[name]} | "
             f"{RUN_READS.get(name, '')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _kind(prop: dict[str, Any]) -> str:
+    """A schema property's type as the table shows it: its JSON type, or its type's name."""
+    return str(prop.get("type") or prop.get("$ref", "").split("/")[-1])
 
 
 def help_pages() -> str:

@@ -21,7 +21,7 @@ def test_generated_docs_are_current() -> None:
 
 
 def test_job_spec_doc_lists_every_field() -> None:
-    from scriptast.model.job_spec import JobSpec
+    from scriptast.contract.job_spec import JobSpec
 
     text = (ROOT / "docs/job_spec.md").read_text()
     for field in JobSpec.__struct_fields__:

@@ -56,6 +56,7 @@ LAYERS = {
     "common": 1,
     "workdir": 2,
     "model": 3,
+    "contract": 3,
     "cluster": 4,
     "emitters": 5,
     "readers": 5,
@@ -65,7 +66,8 @@ LAYERS = {
     "cli": 8,
 }
 """Each wing of the package and its height: an arrow may run down or stay in its wing, never up,
-and never sideways between two wings of one height (emitters and readers; pipeline and executor)."""
+and never sideways between two wings of one height (model and contract; emitters and readers;
+pipeline and executor)."""
 MOST_TOP_MODULES = 5
 
 

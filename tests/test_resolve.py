@@ -18,10 +18,12 @@ from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.mounts import plan_mounts, remote_home
 from scriptast.builders.pytest_devices import devices_from_ids
 from scriptast.builders.pytest_selection import find_test_target
-from scriptast.builders.request import ExecutionScenario, build_request, read_request_file
+from scriptast.builders.request import build_request, read_request_file
 from scriptast.builders.resolve import resolve
 from scriptast.builders.slurm_params import mpi_plugin, time_limit
-from scriptast.cluster.slurm_env import Partition, Pmix, SlurmEnv, load_slurm_env
+from scriptast.cluster.slurm_env import load_slurm_env
+from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.slurm_env import Partition, Pmix, SlurmEnv
 from scriptast.errors import InputError, ResolveError
 from scriptast.model.slurm import Mount
 from scriptast.model.slurm_options import gres_gpus
@@ -754,7 +756,8 @@ def test_explain_lists_every_value_with_its_source(site: Site) -> None:
 def test_slurm_env_errors_list_is_embedded_verbatim(site: Site) -> None:
     site.write_slurm_env(errors=["SLURM client tools not found"])
     resolved = job(site, workflow_type="bench", bench_cmd="trtllm-bench throughput")
-    assert resolved.slurm_env_raw["errors"] == ["SLURM client tools not found"]
+    assert resolved.cluster is not None
+    assert resolved.cluster.raw["errors"] == ["SLURM client tools not found"]
     assert resolved.slurm.mpi_plugin == "pmix"
     assert json.loads(site.slurm_env.read_text())["probe"]["host"] == "login-01"
 

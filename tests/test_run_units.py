@@ -11,17 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.run_record import RECORD_VERSION, RunRecord, Verdict
 from scriptast.errors import RunError
 from scriptast.executor.allocation import Allocation, AllocationParams, choose, time_seconds
 from scriptast.executor.follow import Follower, poll_delays
 from scriptast.executor.followed import BatchFollowed
-from scriptast.executor.job_files import LoadedJob, load_job, log_names, log_path
+from scriptast.executor.job_files import LoadedJob, load_job, log_path
 from scriptast.executor.judge import LogScanner, judge
-from scriptast.executor.record import RECORD_VERSION, RunRecord, Verdict
 from scriptast.executor.report import exit_code
 from scriptast.executor.slurm_client import SlurmClient, parse_exit_code
 from scriptast.executor.submit import container_name, parse_seconds
 from scriptast.executor.transport import Completed
+from scriptast.readers.launch_readback import read_launch_script
 from tests.run_site import SCRIPTAST
 
 # What Slurm 22.05 prints for these commands (format of `sacct -n -P -X -o JobID,State,ExitCode`,
@@ -113,15 +115,22 @@ def test_a_ranks_exit_line_is_not_the_scripts() -> None:
     assert scanner.exit_code == 2
 
 
-def test_log_names_are_read_as_sbatch_reads_the_header() -> None:
-    ours = "#!/bin/bash\n#SBATCH --job-name=x\n#SBATCH --output=/w/x_%j.out\n#SBATCH --error=/w/x_%j.err\n"
-    names = log_names(ours, "/submit")
-    assert (names.output, names.error, names.job_name) == ("/w/x_%j.out", "/w/x_%j.err", "x")
-    theirs = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH -J perf\n#SBATCH -o /w/slurm-%j.out\nexport A=1\n#SBATCH -e late\n"
-    names = log_names(theirs, "/submit")
-    assert (names.output, names.error, names.job_name) == ("/w/slurm-%j.out", None, "perf")
-    assert log_names("#!/bin/bash\necho hi\n", "/submit").output == "/submit/slurm-%j.out"
+def test_log_paths_fill_in_sbatchs_patterns() -> None:
     assert log_path("/w/%x_%j_100%%.out", "42", "job") == "/w/job_42_100%.out"
+
+
+def test_a_launch_scripts_log_names_are_read_as_sbatch_reads_its_header() -> None:
+    theirs = (
+        "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=1\n"
+        "#SBATCH -J perf\n#SBATCH -o /w/slurm-%j.out\n#SBATCH -e /w/slurm-%j.err\n"
+        "export A=1\n#SBATCH -e late\n"
+    )
+    launch = read_launch_script(theirs)
+    assert (launch.output, launch.error, launch.job_name) == (
+        "/w/slurm-%j.out",
+        "/w/slurm-%j.err",
+        "perf",
+    )
 
 
 @pytest.mark.parametrize(
@@ -179,12 +188,14 @@ def test_squeue_answers_read() -> None:
 
 
 def _job(tmp_path: Path, name: str) -> LoadedJob:
-    from scriptast.model.job_spec import JobSpec
+    from scriptast.contract.job_spec import JobLogs, JobSpec
 
     spec = JobSpec(
-        workflow_type="bench", model_name="m", execution_scenario="local_slurm",
+        workflow_type=WorkflowType.bench, model_name="m",
+        execution_scenario=ExecutionScenario.local_slurm,
         docker_image="i", script_name="m.slurm", log_file_pattern="m_%j.out",
         success_patterns=("token/s",), failure_patterns=("Error",), extra_files=(),
+        scheduler="slurm", transport="local", logs=JobLogs(output=f"{tmp_path}/{name}/m_%j.out"),
         files={"m.slurm": "0"},
     )  # fmt: skip
     work = tmp_path / name
@@ -194,7 +205,7 @@ def _job(tmp_path: Path, name: str) -> LoadedJob:
 
 def _followed(job: LoadedJob, job_id: str, client: SlurmClient) -> BatchFollowed:
     record = RunRecord(
-        version=RECORD_VERSION, work_dir=job.work_dir, execution_scenario="local_slurm",
+        version=RECORD_VERSION, work_dir=job.work_dir, execution_scenario=ExecutionScenario.local_slurm,
         script=job.script, submitted_at="now", submit_command=(), job_id=job_id,
         out_log=f"{job.work_dir}/m_{job_id}.out",
     )  # fmt: skip
@@ -265,7 +276,7 @@ def test_an_allocation_is_reused_only_when_it_matches_and_has_time() -> None:
 
 def test_several_jobs_exit_with_the_first_verdict_in_judging_order() -> None:
     def made(verdict: Verdict) -> RunRecord:
-        return RunRecord(version=1, work_dir="/w", execution_scenario="local_slurm", script="/s",
+        return RunRecord(version=1, work_dir="/w", execution_scenario=ExecutionScenario.local_slurm, script="/s",
                          submitted_at="t", submit_command=(), out_log="/o", verdict=verdict)  # fmt: skip
 
     assert exit_code([made(Verdict.PASSED), made(Verdict.PASSED)]) == 0
@@ -313,7 +324,7 @@ def test_run_reads_exactly_the_job_spec_fields_the_docs_say() -> None:
     import re
     import sys
 
-    from scriptast.model.job_spec import JobSpec
+    from scriptast.contract.job_spec import JobSpec
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
     import build
@@ -355,8 +366,8 @@ def test_our_queue_timeout_cancels_a_job_that_never_starts(tmp_path: Path) -> No
 def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None:
     import msgspec
 
+    from scriptast.contract.job_spec import SlurmParams
     from scriptast.executor.submit import RunOptions, uses_allocation
-    from scriptast.model.job_spec import SlurmParams
 
     params = SlurmParams(partition="p", account="a", time_limit="01:00:00", nodes=1, ntasks=1,
                          ntasks_per_node=1, gpus_per_node=8, gres=None, mpi_plugin=None)  # fmt: skip

@@ -7,8 +7,8 @@ import platform
 
 import msgspec
 
-from scriptast.builders.request import ExecutionScenario
-from scriptast.cluster.slurm_env import Partition, SlurmEnv
+from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.slurm_env import Partition, SlurmEnv
 
 ARCH_ALIASES = {"arm64": "aarch64", "aarch64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
 

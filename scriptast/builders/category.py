@@ -11,8 +11,9 @@ from scriptast.builders.job import ResolvedJob, Work
 from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced
 from scriptast.builders.perf_submit import SubmitPlan
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
+from scriptast.contract.axes import ExecutionScenario
 from scriptast.model.script import Script
 from scriptast.model.statements import ShellStatement
 

@@ -7,6 +7,7 @@ import functools
 import posixpath
 
 from scriptast.builders.job import ResolvedJob, UserCommand
+from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep, filename_literal
 from scriptast.model.statements import (
@@ -31,15 +32,22 @@ MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
 STRICT = ("set", "-euo", "pipefail")
 
 
+def batch_logs(job: ResolvedJob) -> JobLogs:
+    """The `--output`/`--error` files of a Category 2, 3, 5 or 6 script, as sbatch reads them
+    (`%j` for the job id; a `%` of the path written `%%`)."""
+    log = filename_literal(posixpath.join(job.log_dir, job.job_name))
+    return JobLogs(output=f"{log}_%j.out", error=f"{log}_%j.err", job_name=job.job_name)
+
+
 def directives(job: ResolvedJob) -> tuple[SbatchDirective, ...]:
     """The `#SBATCH` header of a Category 2, 3, 5 or 6 script."""
     slurm = job.slurm
     assert slurm is not None
-    log = filename_literal(posixpath.join(job.log_dir, job.job_name))
+    logs = batch_logs(job)
     found = [
         SbatchDirective(option="job-name", value=job.job_name),
-        SbatchDirective(option="output", value=f"{log}_%j.out"),
-        SbatchDirective(option="error", value=f"{log}_%j.err"),
+        SbatchDirective(option="output", value=logs.output),
+        SbatchDirective(option="error", value=logs.error),
         SbatchDirective(option="nodes", value=slurm.nodes),
         SbatchDirective(option="ntasks", value=slurm.ntasks),
         SbatchDirective(option="ntasks-per-node", value=slurm.ntasks_per_node),

@@ -10,10 +10,11 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import InputError
-from scriptast.model.job_spec import JobSpec
 
 JOB_SPEC = "job_spec.json"
 FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import msgspec
 
-from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
+from scriptast.builders.request import Request
 from scriptast.builders.trail import TrailEntry, explain_table
-from scriptast.model.job_spec import SlurmParams
+from scriptast.cluster.slurm_env import LoadedSlurmEnv
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount
 
 
@@ -70,7 +72,7 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     work: Work
     slurm: SlurmParams | None = None
     persistent_mode: bool | None = None
-    slurm_env_raw: dict[str, Any] | None = None
+    cluster: LoadedSlurmEnv | None = None
     warnings: tuple[str, ...] = ()
     trail: tuple[TrailEntry, ...] = ()
 

@@ -1,12 +1,13 @@
-"""job_spec.json as a type (the seed's Step 5 fields, exactly) and its builder."""
+"""job_spec.json of a resolved job: the seed's Step 5 fields, exactly, and the axes and logs run
+reads."""
 
 from __future__ import annotations
 
 import msgspec
 
 from scriptast.builders.job import ResolvedJob
-from scriptast.builders.request import ExecutionScenario
-from scriptast.model.job_spec import JobSpec
+from scriptast.contract.axes import ExecutionScenario, placement
+from scriptast.contract.job_spec import JobLogs, JobSpec
 
 
 class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -14,6 +15,7 @@ class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
 
     container_name: str | None
     log_file_pattern: str
+    logs: JobLogs
 
 
 class Patterns(msgspec.Struct, frozen=True):
@@ -31,6 +33,7 @@ def build_job_spec(
     script_path: str | None,
     extra_files: tuple[str, ...],
     container_mounts: str,
+    logs: JobLogs,
     docker_cmd: str | None = None,
     files: dict[str, str] | None = None,
     launch: LaunchFacts | None = None,
@@ -38,15 +41,15 @@ def build_job_spec(
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
-    each extra file (remote_slurm)."""
+    each extra file (remote_slurm); `logs` the files the job's output goes to."""
     pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
     persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
-    remote = job.scenario is ExecutionScenario.remote_slurm
+    where = placement(job.scenario)
     container = launch.container_name if launch else job.job_name
     return JobSpec(
-        workflow_type=str(job.workflow),
+        workflow_type=job.workflow,
         model_name=job.model_name,
-        execution_scenario=job.scenario.value,
+        execution_scenario=job.scenario,
         docker_image=job.image,
         script_path=script_path,
         script_name=script_name,
@@ -56,17 +59,20 @@ def build_job_spec(
         extra_files=extra_files,
         extra_file_destinations=destinations or {},
         slurm_params=job.slurm,
-        slurm_env=job.slurm_env_raw,
-        remote_repo_path=job.project_path if remote else None,
-        remote_work_dir=job.log_dir if remote else None,
+        slurm_env=job.cluster.env if job.cluster else None,
+        remote_repo_path=job.project_path if where.remote else None,
+        remote_work_dir=job.log_dir if where.remote else None,
         persistent_mode=True if persistent else None,
         container_name=container if persistent else None,
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,
-        log_file=f"{job.work_dir}/{job.model_name}_local.log" if job.is_docker else None,
+        log_file=logs.output if job.is_docker else None,
         work_dir=job.work_dir,
         repo_root=job.repo_root,
         node_count=job.slurm.nodes if job.slurm is not None else None,
         container_image=None if job.is_docker else job.image_enroot,
+        scheduler=where.scheduler,
+        transport=where.transport,
+        logs=logs,
         files=files or {},
     )

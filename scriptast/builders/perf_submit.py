@@ -75,8 +75,8 @@ def cluster_name_of(job: ResolvedJob) -> tuple[str | None, str]:
     request, else slurm_env.json's cluster_name (probe-slurm reads it from ClusterName)."""
     if job.request.cluster_name:
         return job.request.cluster_name, "input cluster_name"
-    recorded = (job.slurm_env_raw or {}).get("cluster_name")
-    if isinstance(recorded, str) and recorded:
+    recorded = job.cluster.env.cluster_name if job.cluster else None
+    if recorded:
         return recorded, "slurm_env.json cluster_name"
     return None, "unknown: submit.py's per-cluster UCX settings fall back to its default"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,25 +12,8 @@ import msgspec
 from scriptast.builders.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.errors import InputError
-
-
-class WorkflowType(StrEnum):
-    """What the job runs."""
-
-    pytest = "pytest"
-    eval = "eval"
-    bench = "bench"
-    custom = "custom"
-    perf_sanity = "perf_sanity"
-
-
-class ExecutionScenario(StrEnum):
-    """Where the job runs."""
-
-    local_docker = "local_docker"
-    local_slurm = "local_slurm"
-    remote_slurm = "remote_slurm"
 
 
 class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

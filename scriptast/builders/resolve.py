@@ -17,11 +17,13 @@ from scriptast.builders.image import resolve_image
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.parallelism import Sourced
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
-from scriptast.cluster.slurm_env import LoadedSlurmEnv, Partition, load_slurm_env
+from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
+from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.job_spec import SlurmParams
+from scriptast.contract.slurm_env import Partition
 from scriptast.errors import ResolveError
-from scriptast.model.job_spec import SlurmParams
 from scriptast.model.slurm_options import check_positive
 
 
@@ -106,7 +108,7 @@ def resolve(
         work=resolution.work,
         slurm=slurm,
         persistent_mode=persistent,
-        slurm_env_raw=place.loaded.raw if place.loaded else None,
+        cluster=place.loaded,
         warnings=tuple(trail.warnings),
         trail=tuple(trail.entries),
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from scriptast.builders.parallelism import Sourced
 from scriptast.builders.request import EnvCheck
-from scriptast.cluster.slurm_env import NOT_RUN, Partition, SlurmEnv
 from scriptast.common.suggest import did_you_mean
+from scriptast.contract.slurm_env import NOT_RUN, Partition, SlurmEnv
 from scriptast.errors import ModelError, ResolveError
 from scriptast.model.slurm_options import gres_gpus
 from scriptast.model.slurm_time import parse_time_limit

@@ -159,9 +159,9 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     import msgspec
 
     from scriptast.builders.request import Request
-    from scriptast.cluster.slurm_env import SlurmEnv
-    from scriptast.executor.record import RunRecord
-    from scriptast.model.job_spec import JobSpec
+    from scriptast.contract.job_spec import JobSpec
+    from scriptast.contract.run_record import RunRecord
+    from scriptast.contract.slurm_env import SlurmEnv
     from scriptast.model.script import Script
 
     types: dict[SchemaName, type] = {

@@ -143,12 +143,11 @@ def _json_result(output: Output) -> str:
     """The machine-readable result of an emit: files written, main script, job_spec, warnings."""
     import json
 
-    import msgspec
-
+    spec = next(f for f in output.files if f.path.endswith("/job_spec.json"))
     result = {
         "files": [f.path for f in output.files],
         "script": output.main_script,
-        "job_spec": msgspec.to_builtins(output.job_spec),
+        "job_spec": json.loads(spec.text),
         "warnings": list(output.job.warnings),
     }
     return json.dumps(result, indent=2) + "\n"

@@ -8,7 +8,8 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
+from scriptast.builders.request import Request
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
 
 JOB = "Job"
 CLUSTER = "Cluster"

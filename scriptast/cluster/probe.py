@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from scriptast.cluster.slurm_env import NO_CLIENT_TOOLS
+from scriptast.contract.slurm_env import NO_CLIENT_TOOLS
 from scriptast.errors import InputError
 from scriptast.model.slurm_options import gres_gpus
 

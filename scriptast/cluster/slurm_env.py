@@ -1,4 +1,5 @@
-"""slurm_env.json as types: what the cluster probe (trtllm-case-executor's) found."""
+"""slurm_env.json read and checked: its object as it was (embedded verbatim into job_spec.json)
+and its typed view, refused when it contradicts itself."""
 
 from __future__ import annotations
 
@@ -8,63 +9,8 @@ from typing import Any
 import msgspec
 
 from scriptast.common.text_files import decode_utf8, file_bytes
+from scriptast.contract.slurm_env import NOT_RUN, SlurmEnv
 from scriptast.errors import InputError
-
-NOT_RUN = "trtllm-case-executor did not run Step 2.5 before invoking the script builder"
-NO_CLIENT_TOOLS = "SLURM client tools not found"
-
-
-class Partition(msgspec.Struct, frozen=True, kw_only=True):
-    """One partition; `arch`, `gpus_per_node` may be null, `gres` may be `(null)`."""
-
-    name: str
-    state: str | None = None
-    time_limit: str | None = None
-    nodes: str | int | None = None
-    arch: str | None = None
-    gres: str | None = None
-    gpus_per_node: int | None = None
-    requires_gres: bool | None = None
-
-
-class Pmix(msgspec.Struct, frozen=True, kw_only=True):
-    """The MPI plugins srun offers, and the one to use."""
-
-    available: tuple[str, ...] = ()
-    preferred: str | None = None
-
-
-class Probe(msgspec.Struct, frozen=True, kw_only=True):
-    """Where slurm_env.json was probed: the host and the Slurm release it runs."""
-
-    host: str | None = None
-    slurm_version: str | None = None
-
-
-class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
-    """The seed's slurm_env schema. Unknown keys are allowed; the raw object keeps them."""
-
-    user: str | None = None
-    default_account: str | None = None
-    accounts: tuple[str, ...] = ()
-    default_partition: str | None = None
-    partitions: tuple[Partition, ...] = ()
-    pmix: Pmix = msgspec.field(default_factory=Pmix)
-    errors: tuple[str, ...] = ()
-    mounts: tuple[str, ...] | None = None
-    remote_cwd: str | None = None
-    home: str | None = None
-    cluster_name: str | None = None
-    probe: Probe | None = None
-
-    def partition(self, name: str) -> Partition | None:
-        """The partition called `name`, if any."""
-        return next((p for p in self.partitions if p.name == name), None)
-
-    @property
-    def client_tools_missing(self) -> bool:
-        """True when the probe ran on a host without sinfo/scontrol."""
-        return any(NO_CLIENT_TOOLS.lower() in error.lower() for error in self.errors)
 
 
 class LoadedSlurmEnv(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scriptast.model.job_spec import JobSpec
+from scriptast.contract.job_spec import JobSpec
 
 
 def emit_summary(spec: JobSpec, job_spec_path: str, script: str, *, devices: int) -> str:

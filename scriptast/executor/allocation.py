@@ -9,9 +9,9 @@ import re
 
 import msgspec
 
+from scriptast.contract.job_spec import SlurmParams
 from scriptast.errors import RunError
 from scriptast.executor.slurm_client import SlurmClient
-from scriptast.model.job_spec import SlurmParams
 
 ALLOCATION_NAME = "scriptast.persistent"
 COMMENT_PREFIX = "scriptast:"

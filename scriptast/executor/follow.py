@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO
 
+from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed import Followed
-from scriptast.executor.record import RunRecord
 from scriptast.executor.slurm_client import SlurmClient
 
 TICK = 0.2

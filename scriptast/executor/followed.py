@@ -12,10 +12,10 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from scriptast.contract.run_record import VERDICT_EXIT, PatternHit, RunRecord
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.judge import LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
-from scriptast.executor.record import VERDICT_EXIT, PatternHit, RunRecord
 from scriptast.executor.slurm_client import FINAL_STATES, Final, QueueRow, SlurmClient
 from scriptast.executor.ssh import SshTransport
 from scriptast.workdir.write import replace_file
@@ -92,7 +92,7 @@ class Followed:
 
     def save(self) -> None:
         """Write run.json (whole or not at all)."""
-        from scriptast.executor.record import RUN_FILE, encode_record
+        from scriptast.contract.run_record import RUN_FILE, encode_record
 
         replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record))
 

@@ -1,5 +1,5 @@
 """What `run` reads of a work_dir before it submits: job_spec.json through the type that wrote it,
-the digests of the files written with it, and the log files the script's `#SBATCH` header names."""
+the digests of the files written with it, and the log files it names, with the job's id in them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ import posixpath
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import RunError
-from scriptast.model.job_spec import JobSpec
-from scriptast.readers.readback import sbatch_tokens
-from scriptast.readers.sbatch_header import scan_header
 
 JOB_SPEC = "job_spec.json"
 MOST_BYTES = 64 * 1024 * 1024
@@ -90,50 +88,15 @@ def torn_files(job: LoadedJob) -> list[str]:
     return torn
 
 
-class LogNames(msgspec.Struct, frozen=True, kw_only=True):
-    """The `--output`/`--error` file names of a batch script as written (`%j` still in them);
-    `error` None: stderr goes to the output file."""
-
-    output: str
-    error: str | None
-    job_name: str | None
-
-
-_OPTIONS = {
-    "--output": "output",
-    "-o": "output",
-    "--error": "error",
-    "-e": "error",
-    "--job-name": "job_name",
-    "-J": "job_name",
-}
-
-
-def log_names(script_text: str, submit_dir: str) -> LogNames:
-    """The log files sbatch will write for this script, read from its `#SBATCH` header (the
-    last of a repeated option wins, as in sbatch); `slurm-%j.out` in `submit_dir` without one."""
-    found: dict[str, str] = {}
-    for _, line in scan_header(script_text).directives:
-        tokens = sbatch_tokens(line[len("#SBATCH") :])
-        for index, token in enumerate(tokens):
-            name, equals, value = token.partition("=")
-            if name in _OPTIONS and equals:
-                found[_OPTIONS[name]] = value
-            elif token in _OPTIONS and index + 1 < len(tokens):
-                found[_OPTIONS[token]] = tokens[index + 1]
-            elif token[:2] in ("-o", "-e", "-J") and len(token) > 2:
-                found[_OPTIONS[token[:2]]] = token[2:]
-    output = found.get("output", "slurm-%j.out")
-    error = found.get("error")
-
-    def absolute(name: str) -> str:
-        return name if name.startswith("/") else posixpath.join(submit_dir, name)
-
-    return LogNames(
-        output=absolute(output),
-        error=absolute(error) if error else None,
-        job_name=found.get("job_name"),
-    )
+def log_files(job: LoadedJob, job_id: str) -> tuple[str, str | None]:
+    """The job's output and error files (None: stderr goes to the output) once the scheduler
+    gave it `job_id`, from the logs job_spec.json names (cluster paths for a remote job)."""
+    logs = job.spec.logs
+    if job.spec.scheduler != "slurm":
+        return logs.output, logs.error
+    name = logs.job_name or posixpath.basename(job.script)
+    error = log_path(logs.error, job_id, name) if logs.error else None
+    return log_path(logs.output, job_id, name), error
 
 
 def log_path(name: str, job_id: str, job_name: str) -> str:

@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 
-from scriptast.executor.record import PatternHit, Verdict
+from scriptast.contract.run_record import PatternHit, Verdict
 
 HANG_PATTERNS = ("hang detected",)
 """Found in a log (case-insensitively), the job is hung: TRT-LLM's hang detector prints this."""

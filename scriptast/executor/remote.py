@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 
 from scriptast.errors import RunError
-from scriptast.executor.job_files import LoadedJob, log_names, log_path, read_regular
+from scriptast.executor.job_files import LoadedJob, read_regular
 from scriptast.executor.judge import LogScanner
 from scriptast.executor.log_tail import LineSink
 from scriptast.executor.ssh import SshTransport
@@ -46,7 +46,7 @@ def destinations(job: LoadedJob) -> dict[str, str]:
 def check_cluster(job: LoadedJob, ssh: SshTransport) -> None:
     """The cluster answers as the user slurm_env was probed as, has sbatch, and holds the
     checkout; remote_work_dir is created there."""
-    user = (job.spec.slurm_env or {}).get("user")
+    user = job.spec.slurm_env.user if job.spec.slurm_env else None
     who = ssh.run(["id", "-un"])
     if user and who.code == 0 and who.out.strip() != user:
         raise RunError(
@@ -99,15 +99,6 @@ def upload(job: LoadedJob, ssh: SshTransport) -> dict[str, str]:
                 f"{found.get(remote, 'missing')}, expected {expected}): not submitted"
             )
     return chosen
-
-
-def remote_logs(job: LoadedJob, job_id: str) -> tuple[str, str | None]:
-    """The cluster paths of the job's logs, from the script's header."""
-    text = read_regular(job.script, "script").decode("utf-8", "replace")
-    names = log_names(text, remote_work_dir(job))
-    job_name = names.job_name or posixpath.basename(job.script)
-    out = log_path(names.output, job_id, job_name)
-    return out, (log_path(names.error, job_id, job_name) if names.error else None)
 
 
 def local_copy(job: LoadedJob, remote: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from scriptast.executor.record import VERDICT_EXIT, RunRecord, Verdict
+from scriptast.contract.run_record import VERDICT_EXIT, RunRecord, Verdict
 
 SHOWN_LINES = 15
 

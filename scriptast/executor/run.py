@@ -12,11 +12,12 @@ from typing import Any
 
 import msgspec
 
+from scriptast.contract.axes import LOCAL, SLURM
+from scriptast.contract.run_record import RUN_FILE, RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress
 from scriptast.executor.followed import BatchFollowed, Followed, ProcessFollowed
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
-from scriptast.executor.record import RUN_FILE, RunRecord
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.slurm_client import FINAL_STATES, SlurmClient
 from scriptast.executor.submit import (
@@ -95,16 +96,15 @@ def read_record(work_dir: str) -> RunRecord | None:
 
 
 def _needs_slurm(jobs: Sequence[LoadedJob]) -> bool:
-    return any(j.spec.execution_scenario != "local_docker" for j in jobs)
+    return any(j.spec.scheduler == SLURM for j in jobs)
 
 
 def ssh_host(job: LoadedJob, options: RunOptions, recorded: str | None = None) -> str:
     """The cluster's ssh host: `--ssh-host`, else the one a run recorded, else slurm_env's
     `ssh_host`, else the host the probe ran on (`probe.host`)."""
-    env = job.spec.slurm_env or {}
-    probe = env.get("probe") if isinstance(env.get("probe"), dict) else {}
-    host = options.ssh_host or recorded or env.get("ssh_host") or (probe or {}).get("host")
-    if not isinstance(host, str) or not host:
+    env = job.spec.slurm_env
+    host = options.ssh_host or recorded or (env.front_door if env else None)
+    if not host:
         raise RunError(
             f"{job.work_dir} is a remote_slurm job and no ssh host is known: give --ssh-host HOST"
         )
@@ -121,7 +121,7 @@ def _client(
         return None
     if transport is not None:
         return SlurmClient(transport)
-    remote = [j for j in jobs if j.spec.execution_scenario == "remote_slurm"]
+    remote = [j for j in jobs if j.spec.transport != LOCAL]
     if not remote:
         return SlurmClient(LocalTransport())
     if len(remote) != len(jobs):

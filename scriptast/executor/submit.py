@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import msgspec
 
+from scriptast.contract.axes import DOCKER, LOCAL, SLURM, WorkflowType
+from scriptast.contract.run_record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.allocation import (
     AllocationParams,
@@ -28,10 +30,9 @@ from scriptast.executor.followed import (
     ProcessFollowed,
     utc_now,
 )
-from scriptast.executor.job_files import LoadedJob, log_names, log_path, read_regular, torn_files
+from scriptast.executor.job_files import LoadedJob, log_files, torn_files
 from scriptast.executor.judge import LogScanner
 from scriptast.executor.log_tail import LineSink, Tail
-from scriptast.executor.record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.executor.slurm_client import SlurmClient
 from scriptast.model.slurm_time import parse_time_limit
 from scriptast.workdir.write import WriteError, work_dir_held
@@ -91,11 +92,10 @@ def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     says so, a remote_slurm one with `--persistent` (job_spec leaves remote persistence to the
     executor); never a launch script submit.py wrote: it cancels `${SLURM_JOB_ID}` on
     failure, which would end the whole allocation, so it is always submitted with sbatch."""
-    scenario = job.spec.execution_scenario
-    if scenario == "local_docker" or job.spec.workflow_type == "perf_sanity":
+    if job.spec.scheduler != SLURM or job.spec.workflow_type == WorkflowType.perf_sanity:
         return False
     wanted = options.persistent
-    if wanted is None and scenario == "local_slurm":
+    if wanted is None and job.spec.transport == LOCAL:
         wanted = job.spec.persistent_mode
     return bool(wanted) and job.spec.slurm_params is not None
 
@@ -143,13 +143,10 @@ def _writable(job: LoadedJob) -> None:
 
 def submit_batch(job: LoadedJob, client: SlurmClient, writer: Writer) -> Followed:
     """`sbatch --parsable` under emit's lock, after the digests are checked again there."""
-    script_text = read_regular(job.script, "script").decode("utf-8", "replace")
-    names = log_names(script_text, job.work_dir)
-    _make_folders(names.output, names.error)
+    logs = job.spec.logs
+    _make_folders(logs.output, logs.error)
     job_id = client.submit(job.script, cwd=job.work_dir)
-    job_name = names.job_name or posixpath.basename(job.script)
-    out = log_path(names.output, job_id, job_name)
-    err = log_path(names.error, job_id, job_name) if names.error else None
+    out, err = log_files(job, job_id)
     record = _record(
         job,
         submit_command=("sbatch", "--parsable", job.script),
@@ -251,9 +248,11 @@ def alloc_time(job: LoadedJob, options: RunOptions) -> str:
         return options.alloc_time
     params = job.spec.slurm_params
     assert params is not None
-    for partition in (job.spec.slurm_env or {}).get("partitions", []):
-        if isinstance(partition, dict) and partition.get("name") == params.partition:
-            limit = str(partition.get("time_limit") or "")
+    env = job.spec.slurm_env
+    partition = env.partition(params.partition) if env else None
+    if partition is not None:
+        limit = partition.time_limit or ""
+        if limit:
             try:
                 longer = (parse_time_limit(limit) or 0) >= (
                     parse_time_limit(params.time_limit) or 0
@@ -294,15 +293,11 @@ def submit_in_allocation(
 ) -> Followed:
     """The batch script run by bash with the allocation's variables: its sruns are steps of
     the allocation; its logs are the header's names with `%j` as `<allocation>.<n>`."""
-    script_text = read_regular(job.script, "script").decode("utf-8", "replace")
-    names = log_names(script_text, job.work_dir)
-    job_name = names.job_name or posixpath.basename(job.script)
     number = 1
-    while os.path.lexists(log_path(names.output, f"{alloc_id}.{number}", job_name)):
+    while os.path.lexists(log_files(job, f"{alloc_id}.{number}")[0]):
         number += 1
-    tag = f"{alloc_id}.{number}"
-    out = log_path(names.output, tag, job_name)
-    err = log_path(names.error, tag, job_name) if names.error else out
+    out, err_or_none = log_files(job, f"{alloc_id}.{number}")
+    err = err_or_none or out
     argv = ["bash", job.script]
     pid = _launch(job, argv, out, err, allocation_env(job, alloc_id, nodes))
     record = _record(
@@ -320,7 +315,7 @@ def submit_in_allocation(
 
 def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
     """Every command `run` would run for this job, in order."""
-    if job.spec.execution_scenario == "local_docker":
+    if job.spec.scheduler == DOCKER:
         return [docker_command(job)[0]]
     if uses_allocation(job, options):
         assert job.spec.slurm_params is not None
@@ -346,7 +341,6 @@ def submit_remote(
         allocation_launch,
         check_cluster,
         local_copy,
-        remote_logs,
         remote_work_dir,
         upload,
     )
@@ -359,11 +353,11 @@ def submit_remote(
     folder = remote_work_dir(job)
     if allocation is None:
         job_id = client.submit(remote_script, cwd=folder)
-        out, err = remote_logs(job, job_id)
+        out, err = log_files(job, job_id)
         command: tuple[str, ...] = ("sbatch", "--parsable", remote_script)
     else:
         job_id = allocation[0]
-        out, err = remote_logs(job, f"{job_id}.{int(time.time())}")
+        out, err = log_files(job, f"{job_id}.{int(time.time())}")
         err = err or out
         command = ("bash", remote_script)
     ssh.run(["mkdir", "-p", "--", *sorted({posixpath.dirname(p) for p in (out, err) if p})])
@@ -438,9 +432,9 @@ def submit(
     try:
         with work_dir_held(job.work_dir) as pending:
             check_files(job, options)
-            if job.spec.execution_scenario == "local_docker":
+            if job.spec.scheduler == DOCKER:
                 followed = submit_docker(job, writer)
-            elif job.spec.execution_scenario == "remote_slurm":
+            elif job.spec.transport != LOCAL:
                 assert client is not None
                 followed = submit_remote(job, client, options, writer, allocation)
                 if allocation is not None:

@@ -4,15 +4,18 @@ write into work_dir. `generate` computes everything in memory; `write_outputs` w
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category
+from scriptast.builders.common import batch_logs
 from scriptast.builders.file_names import check_inside
 from scriptast.builders.forwarded import kept_fields
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import build_job_spec
 from scriptast.builders.request import Request
 from scriptast.builders.resolve import resolve
+from scriptast.contract.job_spec import JobLogs
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
@@ -73,7 +76,8 @@ def _docker(job: ResolvedJob, chosen: Category) -> Made:
     run = script.body[0]
     assert isinstance(run, DockerRun)
     docker_cmd = "\n".join(BashEmitter().statement(run, 0))
-    return Made(job=job, files=(main,), main=main, script_path=None, docker_run=run,
+    logs = JobLogs(output=f"{job.work_dir}/{job.model_name}_local.log")
+    return Made(job=job, files=(main,), main=main, script_path=None, logs=logs, docker_run=run,
                 docker_cmd=docker_cmd)  # fmt: skip
 
 
@@ -89,6 +93,7 @@ def _scripted(job: ResolvedJob, chosen: Category) -> Made:
         files=(*files, main),
         main=main,
         script_path=main.path,
+        logs=batch_logs(job),
         extra=extra,
         destinations=_destinations(job, extra),
     )
@@ -108,20 +113,26 @@ def _finish(made: Made, chosen: Category) -> Output:
         script_path=made.script_path,
         extra_files=made.extra,
         container_mounts=pyxis_mounts(job.mounts),
+        logs=made.logs,
         docker_cmd=made.docker_cmd,
         files=_digests(job.work_dir, made.files),
         launch=made.launch,
         destinations=made.destinations,
     )
+    text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))
     return Output(
         job=job,
-        files=(*made.files, OutputFile(spec_path, emit_job_spec(spec, kept_fields(job.work_dir)))),
+        files=(*made.files, OutputFile(spec_path, text)),
         job_spec=spec,
         main_script=made.main.path,
         summary=emit_summary(spec, spec_path, made.main.path, devices=job.required_devices),
         submit_argv=made.submit_argv,
         docker_run=made.docker_run,
     )
+
+
+def _raw_env(job: ResolvedJob) -> dict[str, Any] | None:
+    return job.cluster.raw if job.cluster else None
 
 
 def _check_shell_text(job: ResolvedJob) -> None:

@@ -6,8 +6,8 @@ import msgspec
 
 from scriptast.builders.job import ResolvedJob
 from scriptast.builders.job_spec import LaunchFacts
+from scriptast.contract.job_spec import JobLogs, JobSpec
 from scriptast.model.docker import DockerRun
-from scriptast.model.job_spec import JobSpec
 
 
 class OutputFile(msgspec.Struct, frozen=True):
@@ -20,13 +20,14 @@ class OutputFile(msgspec.Struct, frozen=True):
 
 class Made(msgspec.Struct, frozen=True, kw_only=True):
     """A job's files before job_spec.json: the main script last, the local paths job_spec
-    lists as extra files (and their cluster paths), and what a launch script it did not
-    write says (`launch`), or the docker command."""
+    lists as extra files (and their cluster paths), the logs the job writes, and what a
+    launch script it did not write says (`launch`), or the docker command."""
 
     job: ResolvedJob
     files: tuple[OutputFile, ...]
     main: OutputFile
     script_path: str | None
+    logs: JobLogs
     extra: tuple[str, ...] = ()
     destinations: dict[str, str] = {}
     launch: LaunchFacts | None = None

@@ -19,11 +19,11 @@ from scriptast.builders.perf_submit import (
     precheck_path,
 )
 from scriptast.builders.trail import TrailEntry
-from scriptast.cluster.slurm_env import SlurmEnv
+from scriptast.contract.job_spec import JobLogs, SlurmParams
+from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
-from scriptast.model.job_spec import SlurmParams
 from scriptast.pipeline.file_set import Made, OutputFile
 from scriptast.pipeline.submit_py import Staged, Watched, Writes, run_submit
 from scriptast.readers.launch_readback import read_launch_script, unexpected
@@ -47,8 +47,8 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         text = copy.text if copy.data is None else emit_perf_config(copy.data)
         assert text is not None
         staged.append(Staged(path=posixpath.join(job.log_dir, copy.name), text=text))
-    # resolve read and checked slurm_env.json already; its object is in the job
-    env = msgspec.convert(job.slurm_env_raw, type=SlurmEnv)
+    assert job.cluster is not None  # a Slurm job: resolve read and checked slurm_env.json
+    env = job.cluster.env
     taken = run_submit(
         argv,
         cwd=job.repo_root,
@@ -77,7 +77,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
             f"the launch script submit.py wrote asks for more than scriptast passed it: "
             f"{beyond[0]}; nothing was written"
         )
-    read, container_name, pattern = _read_launch(main.text, job)
+    read, facts = _read_launch(main.text, job)
     read = _checked_against_cluster(main.text, read, env)
     main = OutputFile(main.path, main.text, executable=True)
     others = tuple(files[path] for path in sorted(files))
@@ -88,7 +88,8 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         script_path=main.path,
         extra=tuple(f.path for f in others),
         destinations=destinations,
-        launch=LaunchFacts(container_name=container_name, log_file_pattern=pattern),
+        logs=facts.logs,
+        launch=facts,
         submit_argv=tuple(argv),
     )
 
@@ -113,9 +114,9 @@ def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> Reso
     return msgspec.structs.replace(job, warnings=tuple(warnings))
 
 
-def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, str]:
-    """The job with the Slurm values the launch script asks for, its container name and the
-    log file name its `-o` gives."""
+def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, LaunchFacts]:
+    """The job with the Slurm values the launch script asks for, and what job_spec.json says
+    of the script: its container name and the log files its header names."""
     assert job.slurm is not None
     launch = read_launch_script(text, "the launch script submit.py wrote")
     slurm = SlurmParams(
@@ -155,5 +156,15 @@ def _read_launch(text: str, job: ResolvedJob) -> tuple[ResolvedJob, str | None, 
     read = msgspec.structs.replace(
         job, slurm=slurm, required_devices=gpus, world_size=launch.ntasks, trail=trail
     )
-    pattern = posixpath.basename(launch.output) if launch.output else "slurm-%j.out"
-    return read, launch.container_name, pattern
+    output = posixpath.join(job.log_dir, launch.output or "slurm-%j.out")
+    logs = JobLogs(
+        output=output,
+        error=posixpath.join(job.log_dir, launch.error) if launch.error else None,
+        job_name=launch.job_name,
+    )
+    facts = LaunchFacts(
+        container_name=launch.container_name,
+        log_file_pattern=posixpath.basename(output),
+        logs=logs,
+    )
+    return read, facts

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
-from scriptast.cluster.slurm_env import SlurmEnv
+from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.errors import ResolveError
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, If, ShellStatement, cmd

@@ -3,8 +3,8 @@ the partition exists, GPUs fit a node, the time fits the partition, the MPI plug
 
 from __future__ import annotations
 
-from scriptast.cluster.slurm_env import SlurmEnv
 from scriptast.common.suggest import did_you_mean
+from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.errors import ModelError
 from scriptast.model.slurm_options import ADDED_LATER, gres_gpus, release_key
 from scriptast.model.slurm_time import parse_time_limit

@@ -36,6 +36,7 @@ class LaunchScript(msgspec.Struct, frozen=True, kw_only=True):
     time_limit: str | None
     job_name: str | None
     output: str | None
+    error: str | None
     container_name: str | None
     step_mpi: tuple[str | None, ...]
 
@@ -65,6 +66,7 @@ def read_launch_script(text: str, what: str = "the launch script") -> LaunchScri
         time_limit=header.get("time"),
         job_name=header.get("job-name"),
         output=header.get("output"),
+        error=header.get("error"),
         container_name=name,
         step_mpi=tuple(flag_value(step, "--mpi") for step in steps),
     )

@@ -18,9 +18,10 @@ from scriptast.builders.parallelism import (
     requested_devices,
     single_node,
 )
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
 from scriptast.common.text_files import require_file
+from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.model.node import IDENTIFIER
 from scriptast.model.script import Script, Statement

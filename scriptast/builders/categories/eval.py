@@ -15,8 +15,9 @@ from scriptast.builders.job import ResolvedJob, UserCommand, Work
 from scriptast.builders.job_spec import Patterns
 from scriptast.builders.model_path import find_model_dir, is_hf_id
 from scriptast.builders.parallelism import Parallelism, Sourced, int_flag
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
+from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement
 from scriptast.readers.shellwords import tokenize

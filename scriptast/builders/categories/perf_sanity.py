@@ -24,9 +24,10 @@ from scriptast.builders.perf_submit import (
     local_file,
     runtime_mode,
 )
-from scriptast.builders.request import ExecutionScenario, Request, WorkflowType
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
 from scriptast.common.text_files import read_text_file, require_file
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.errors import ResolveError
 from scriptast.model.submit_call import PerfSubmit
 

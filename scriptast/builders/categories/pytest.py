@@ -13,8 +13,9 @@ from scriptast.builders.commands import user_command
 from scriptast.builders.job import ResolvedJob, UserCommand, Work
 from scriptast.builders.job_spec import Patterns
 from scriptast.builders.parallelism import Parallelism, Sourced, check_max, requested_devices
-from scriptast.builders.request import ExecutionScenario, Request
+from scriptast.builders.request import Request
 from scriptast.builders.trail import Trail
+from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement, cmd
 

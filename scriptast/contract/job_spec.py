@@ -1,11 +1,13 @@
 """job_spec.json as a type: the manifest emit writes and the executor reads (the seed's Step 5
-fields, exactly), with the Slurm parameters it records."""
+fields, exactly), the Slurm parameters it records, and what run needs beyond the seed: the two
+axes the job runs on and the log files its scheduler writes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
+
+from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.slurm_env import SlurmEnv
 
 
 class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
@@ -23,13 +25,26 @@ class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
     mpi_plugin: str | None
 
 
+class JobLogs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The files the job's output goes to, as its scheduler names them: absolute paths on the
+    machine the job runs on, with sbatch's `%j` (the job id) and `%x` (`job_name`) still in
+    them. `error` None: stderr goes to `output` too."""
+
+    output: str
+    error: str | None = None
+    job_name: str | None = None
+
+
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The manifest an executor reads to submit and watch the job. Scenario-specific fields
-    (remote, persistent, docker) are omitted when they do not apply."""
+    (remote, persistent, docker) are omitted when they do not apply. `scheduler` and
+    `transport` are the execution_scenario on its two axes (a `transport` other than `local`
+    means the job's files live on another machine: `remote_work_dir`); `slurm_env` is typed
+    for reading, while the file holds slurm_env.json's object as it was (unknown keys too)."""
 
-    workflow_type: str
+    workflow_type: WorkflowType
     model_name: str
-    execution_scenario: str
+    execution_scenario: ExecutionScenario
     docker_image: str
     script_path: str | None = None
     script_name: str
@@ -39,7 +54,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     extra_files: tuple[str, ...]
     extra_file_destinations: dict[str, str] = {}
     slurm_params: SlurmParams | None = None
-    slurm_env: dict[str, Any] | None = None
+    slurm_env: SlurmEnv | None = None
     remote_repo_path: str | None = None
     remote_work_dir: str | None = None
     persistent_mode: bool | None = None
@@ -51,4 +66,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     repo_root: str | None = None
     node_count: int | None = None
     container_image: str | None = None
+    scheduler: str
+    transport: str
+    logs: JobLogs
     files: dict[str, str] = {}

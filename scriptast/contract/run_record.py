@@ -1,11 +1,14 @@
-"""The run record (`run.json` beside job_spec.json) and the verdicts, as types: what was submitted,
-where its logs are, the state it reached and the verdict, with each verdict's exit code."""
+"""The run record (`run.json` beside job_spec.json), the verdicts and the job states every
+scheduler's are mapped onto, as types: what was submitted, where its logs are, the state it
+reached and the verdict, with each verdict's exit code."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
 import msgspec
+
+from scriptast.contract.axes import ExecutionScenario
 
 RUN_FILE = "run.json"
 RECORD_VERSION = 1
@@ -38,6 +41,29 @@ VERDICT_EXIT = {
 order among theirs). Bad input is 2, a submitted `--detach` run 0."""
 
 
+class JobState(StrEnum):
+    """A job's state in the scheduler's words mapped onto one list (each backend has one table
+    from its own state names to these). COMPLETED: the job ended and its exit code decides."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    TIMEOUT = "TIMEOUT"
+    NODE_FAIL = "NODE_FAIL"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+    UNKNOWN = "UNKNOWN"
+
+    @property
+    def final(self) -> bool:
+        """The job does not leave this state."""
+        return self not in _LIVE
+
+
+_LIVE = frozenset({JobState.PENDING, JobState.RUNNING, JobState.UNKNOWN})
+
+
 class PatternHit(msgspec.Struct, frozen=True, kw_only=True):
     """A line of the log where a pattern was found: evidence, not the verdict."""
 
@@ -54,7 +80,7 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     version: int
     work_dir: str
-    execution_scenario: str
+    execution_scenario: ExecutionScenario
     script: str
     submitted_at: str
     submit_command: tuple[str, ...]
