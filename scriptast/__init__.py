@@ -1,8 +1,8 @@
 """scriptast: typed, verified Slurm/pyxis and docker launch scripts for TensorRT-LLM workloads.
 
 The public API: the script model (words, statements, Slurm pieces, docker run, the script),
-`emit` to write it as verified bash, and the job pipeline (`Request`, `resolve`, `generate`,
-`write_outputs`). Importing this package loads neither typer nor bashlex, nor any of these
+`emit` to write it as verified bash, and the job pipeline (`build_request`, `Request`,
+`resolve`, `generate`, `write_outputs`). Importing this package loads neither typer nor bashlex, nor any of these
 modules: a name loads its module on first use (PEP 562), so `import scriptast` costs little.
 The imports under TYPE_CHECKING below are the one list of public names; the loader reads it.
 """
@@ -16,8 +16,9 @@ cost more than the rest of `import scriptast`."""
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the public names, one import each; at run time each loads on first use
-    from scriptast.builders.request import Request as Request
-    from scriptast.builders.resolve import resolve as resolve
+    from scriptast.builders.request.fields import Request as Request
+    from scriptast.builders.request.read import build_request as build_request
+    from scriptast.builders.resolution.resolve import resolve as resolve
     from scriptast.errors import (
         InputError as InputError,
         ModelError as ModelError,

@@ -3,6 +3,7 @@ resolve, the Slurm and docker builders, job_spec.json and the summary with no ot
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,13 +11,20 @@ import msgspec
 import pytest
 
 from scriptast.builders import categories, common
-from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
-from scriptast.builders.commands import user_command
-from scriptast.builders.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import Parallelism, Sourced, requested_devices, single_node
-from scriptast.builders.request import build_request
-from scriptast.builders.trail import Trail
+from scriptast.builders.categories.bench.request import BenchRequest
+from scriptast.builders.categories.custom.request import CustomRequest
+from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
+from scriptast.builders.request.fields import RequestPart
+from scriptast.builders.request.read import build_request
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.parallelism import (
+    Parallelism,
+    Sourced,
+    requested_devices,
+    single_node,
+)
+from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement
 from scriptast.pipeline.emit_job import generate
@@ -64,6 +72,7 @@ SMOKE = Category(
     docs="A toy category.",
     examples=(),
     options=(),
+    request_part=CustomRequest,
     patterns=Patterns(success=("GPU 0:",), failure=("NVIDIA-SMI has failed",)),
     resolve=_resolve,
     build_slurm=_build,
@@ -130,3 +139,39 @@ def test_every_registered_category_is_an_emit_command() -> None:
     for chosen in categories.CATEGORIES.values():
         result = CliRunner().invoke(app, ["emit", chosen.cli_name, "--help"])
         assert result.exit_code == 0 and chosen.cli_help in result.stdout
+
+
+class SmokeRequest(RequestPart, frozen=True, kw_only=True):
+    smoke_filter: str | None = None
+
+
+def test_a_category_owns_its_request_fields_and_the_file_stays_flat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scriptast.builders.request.fields import SHARED_FIELDS
+    from scriptast.builders.request.read import request_fields
+
+    owned = [f for c in categories.CATEGORIES.values() for f in c.request_part.__struct_fields__]
+    assert len(owned) == len(set(owned)) and not set(owned) & set(SHARED_FIELDS)
+    assert {"bench_cmd", "test_cmd", "custom_env", "perf_config_yaml"} <= set(owned)
+    assert "bench_cmd" not in SHARED_FIELDS
+    # a file holds the shared fields and every part side by side, in the seed's order
+    fields = request_fields()
+    assert fields[4:13] == (
+        "skill_dir", "test_cmd", "eval_cmd", "bench_cmd", "custom_cmd", "custom_script",
+        "custom_env", "perf_config_yaml", "perf_test_name",
+    )  # fmt: skip
+    smoke = dataclasses.replace(SMOKE, request_part=SmokeRequest)
+    monkeypatch.setattr(categories, "CATEGORIES", dict(categories.CATEGORIES))
+    categories.register(smoke)
+    assert "smoke_filter" in request_fields()
+
+
+def test_a_request_splits_into_its_parts(site: Site) -> None:
+    request = build_request(
+        site.fields(workflow_type="bench", bench_cmd="trtllm-bench --model m throughput"), {}
+    )
+    assert request.part(BenchRequest).bench_cmd == "trtllm-bench --model m throughput"
+    assert request.part(CustomRequest).custom_cmd is None
+    assert [type(p) for p in request.parts] == [BenchRequest]
+    assert not hasattr(request, "bench_cmd")

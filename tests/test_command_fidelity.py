@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from scriptast.builders.categories.bench import split_bench
-from scriptast.builders.commands import user_command
+from scriptast.builders.categories.bench.category import split_bench
 from scriptast.builders.common import payload, run_command
+from scriptast.builders.resolution.commands import user_command
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ScriptastError
 from tests.profiles import scaled

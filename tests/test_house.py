@@ -12,7 +12,8 @@ import pytest
 
 import scriptast
 from scriptast import Command, ModelError, Mount, Param, SbatchDirective
-from scriptast.builders.request import EnvCheck, Request
+from scriptast.builders.request.fields import EnvCheck
+from scriptast.builders.request.read import request_type
 from scriptast.cli import fields as cli_fields
 
 PACKAGE = Path(scriptast.__file__).resolve().parent
@@ -133,7 +134,7 @@ def test_the_house_rule_sees_arrows_up_and_sideways() -> None:
 
 
 def test_request_flags_are_the_request_fields_with_their_types() -> None:
-    info = msgspec.inspect.type_info(Request)
+    info = msgspec.inspect.type_info(request_type())
     assert isinstance(info, msgspec.inspect.StructType)
     fields = [f.name for f in info.fields if f.name != "env_check"]
     assert sorted(n for n, *_ in cli_fields.REQUEST_FLAGS) == sorted(fields)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request import build_request
+from scriptast.builders.request.read import build_request
 from scriptast.errors import InputError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from tests.site import Site
@@ -126,7 +126,7 @@ def test_a_remote_eval_never_searches_this_machine_for_a_cluster_path(
 ) -> None:
     """The models host path of a remote job is the cluster's: the same path here may hold
     anything, or hang; the HF id stays, with a warning."""
-    import scriptast.builders.categories.eval as eval_category
+    import scriptast.builders.categories.eval.category as eval_category
 
     def searched(*_: Any) -> str:
         raise AssertionError("searched this machine")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request import build_request
+from scriptast.builders.request.read import build_request
 from scriptast.errors import ResolveError, ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from scriptast.readers.launch_readback import LaunchError, read_launch_script

@@ -8,19 +8,23 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders import image as image_rules
-from scriptast.builders.arch import normalize_arch, resolve_arch
-from scriptast.builders.categories.bench import last_bench_invocation, split_bench
-from scriptast.builders.categories.custom import parse_custom_env
-from scriptast.builders.commands import user_command
-from scriptast.builders.model_name import from_model_flag, from_test, normalize_model_name
-from scriptast.builders.model_path import find_model_dir, is_hf_id
-from scriptast.builders.mounts import plan_mounts, remote_home
-from scriptast.builders.pytest_devices import devices_from_ids
-from scriptast.builders.pytest_selection import find_test_target
-from scriptast.builders.request import build_request, read_request_file
-from scriptast.builders.resolve import resolve
-from scriptast.builders.slurm_params import mpi_plugin, time_limit
+from scriptast.builders.categories.bench.category import last_bench_invocation, split_bench
+from scriptast.builders.categories.custom.category import parse_custom_env
+from scriptast.builders.categories.pytest.devices import devices_from_ids
+from scriptast.builders.categories.pytest.selection import find_test_target
+from scriptast.builders.request.read import build_request, read_request_file
+from scriptast.builders.resolution import image as image_rules
+from scriptast.builders.resolution.arch import normalize_arch, resolve_arch
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.model_name import (
+    from_model_flag,
+    from_test,
+    normalize_model_name,
+)
+from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
+from scriptast.builders.resolution.mounts import plan_mounts, remote_home
+from scriptast.builders.resolution.resolve import resolve
+from scriptast.builders.resolution.slurm_params import mpi_plugin, time_limit
 from scriptast.cluster.slurm_env import load_slurm_env
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.slurm_env import Partition, Pmix, SlurmEnv
@@ -39,7 +43,7 @@ def job(site: Site, **fields: Any) -> Any:
 
 
 def test_request_has_every_seed_field() -> None:
-    from scriptast.builders.request import REQUEST_FIELDS
+    from scriptast.builders.request.read import request_fields
 
     seed = [
         "workflow_type",
@@ -72,7 +76,7 @@ def test_request_has_every_seed_field() -> None:
         "remote_work_dir",
         "env_check",
     ]
-    assert set(seed) <= set(REQUEST_FIELDS)
+    assert set(seed) <= set(request_fields())
 
 
 def test_flags_override_file_and_relative_paths_become_absolute(tmp_path: Path) -> None:
@@ -811,8 +815,8 @@ def test_available_gpus_bound_a_docker_job(site: Site) -> None:
 
 
 def test_gpus_per_node_sources() -> None:
-    from scriptast.builders.request import EnvCheck
-    from scriptast.builders.slurm_params import gpus_per_node, uses_gres
+    from scriptast.builders.request.fields import EnvCheck
+    from scriptast.builders.resolution.slurm_params import gpus_per_node, uses_gres
 
     assert gpus_per_node(Partition(name="p", gres="gpu:a100:4"), None).value == 4  # type: ignore[union-attr]
     assert gpus_per_node(None, EnvCheck(available_gpus=2)).source == "env_check.available_gpus"  # type: ignore[union-attr]
@@ -827,7 +831,7 @@ def test_gpus_per_node_sources() -> None:
 
 
 def test_slurm_env_mount_entries() -> None:
-    from scriptast.builders.mounts import parse_mount_entry
+    from scriptast.builders.resolution.mounts import parse_mount_entry
 
     assert parse_mount_entry("/lustre") == Mount(source="/lustre", target="/lustre")
     assert parse_mount_entry("/a:/b:ro") == Mount(source="/a", target="/b", flags=("ro",))
@@ -866,7 +870,7 @@ def test_model_dir_lookup_edges(tmp_path: Path) -> None:
 
 
 def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
-    from scriptast.builders.pytest_devices import TestTarget, inspect_devices
+    from scriptast.builders.categories.pytest.devices import TestTarget, inspect_devices
 
     source = tmp_path / "test_edge.py"
     source.write_text(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from scriptast.builders.mounts import parse_mount_entry
+from scriptast.builders.resolution.mounts import parse_mount_entry
 from scriptast.errors import ResolveError, VerifyError
 from scriptast.model.slurm import Mount, split_mount
 from scriptast.model.slurm_options import gres_gpus

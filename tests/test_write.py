@@ -179,7 +179,7 @@ def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -
     code = (
         "import os, sys\n"
         "from scriptast.pipeline.emit_job import write_outputs\n"
-        "from scriptast.builders.request import build_request\n"
+        "from scriptast.builders.request.read import build_request\n"
         "from scriptast.pipeline.emit_job import generate\n"
         "real = os.replace\n"
         "def die(a, b):\n"

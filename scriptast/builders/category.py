@@ -7,15 +7,21 @@ from dataclasses import dataclass
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import Parallelism, Sourced
-from scriptast.builders.perf_submit import SubmitPlan
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders.categories.perf_sanity.submit_plan import SubmitPlan
+from scriptast.builders.request.fields import Request, RequestPart
+from scriptast.builders.resolution.job import ResolvedJob, Work
+from scriptast.builders.resolution.parallelism import Parallelism, Sourced
+from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.model.script import Script
 from scriptast.model.statements import ShellStatement
+
+
+class Patterns(msgspec.Struct, frozen=True):
+    """Strings whose presence in the job's log means success, and failure (the category's)."""
+
+    success: tuple[str, ...]
+    failure: tuple[str, ...]
 
 
 class Facts(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,6 +98,7 @@ class Category:
     docs: str
     examples: tuple[str, ...]
     options: tuple[str, ...]
+    request_part: type[RequestPart]
     patterns: Patterns
     resolve: Callable[[Facts, Trail], Resolution]
     check_request: Callable[[Request], None] = _accept

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from scriptast.builders.job import ResolvedJob, UserCommand
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import Mount, PyxisContainer, SbatchDirective, SrunStep, filename_literal

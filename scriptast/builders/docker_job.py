@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scriptast.builders import common
-from scriptast.builders.job import ResolvedJob
+from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.model.docker import BindMount, DockerRun, EnvVar
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, ShellStatement, cmd

@@ -158,7 +158,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     """Print a JSON Schema derived from scriptast's types."""
     import msgspec
 
-    from scriptast.builders.request import Request
+    from scriptast.builders.request.read import request_type
     from scriptast.contract.job_spec import JobSpec
     from scriptast.contract.run_record import RunRecord
     from scriptast.contract.slurm_env import SlurmEnv
@@ -166,7 +166,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
 
     types: dict[SchemaName, type] = {
         SchemaName.model: Script,
-        SchemaName.request: Request,
+        SchemaName.request: request_type(),
         SchemaName.job_spec: JobSpec,
         SchemaName.slurm_env: SlurmEnv,
         SchemaName.run: RunRecord,

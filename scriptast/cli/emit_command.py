@@ -35,7 +35,7 @@ def warn(message: str) -> None:
 
 
 def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
-    from scriptast.builders.request import build_request, read_request_file
+    from scriptast.builders.request.read import build_request, read_request_file
     from scriptast.errors import ScriptastError
 
     debug = bool(values.get("debug"))

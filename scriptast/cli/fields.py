@@ -1,5 +1,6 @@
-"""The emit command's flags: request fields (types from Request, help from a table), env_check
-and output switches; no typer."""
+"""The emit command's flags: request fields (types from the request as a file writes it; help from
+a table for the shared fields, from each category's part for its own), env_check and output
+switches; no typer."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.request import Request
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 
 JOB = "Job"
@@ -30,21 +30,16 @@ def workflows() -> dict[str, tuple[str, str]]:
     return {c.cli_name: (c.name, c.cli_help) for c in CATEGORIES.values()}
 
 
-# Each request field's help and panel, in the order --help lists them; the flag's type is the
-# field's in Request (a test and REQUEST_FLAGS below keep the two in step).
+PARTS_AFTER = "repo_root"
+"""--help lists the categories' own fields after this one."""
+# Each shared request field's help and panel, in the order --help lists them; the flag's type
+# is the field's in the request (a test and REQUEST_FLAGS below keep the two in step). A
+# category's own fields carry their help.
 REQUEST_HELP: dict[str, tuple[str, str]] = {
     "workflow_type": (_one_of(WorkflowType), JOB),
     "execution_scenario": (_one_of(ExecutionScenario), JOB),
     "work_dir": ("Where the script and job_spec.json are written (created if absent).", JOB),
     "repo_root": ("The TensorRT-LLM checkout.", JOB),
-    "test_cmd": ("pytest command (pytest workflow).", JOB),
-    "eval_cmd": ("trtllm-eval command (eval workflow).", JOB),
-    "bench_cmd": ("trtllm-bench command, optionally 'prepare && run' (bench workflow).", JOB),
-    "custom_cmd": ("Any command (custom workflow).", JOB),
-    "custom_script": ("A script to run with bash (custom workflow).", JOB),
-    "custom_env": ("Space-separated KEY=VALUE pairs exported for the custom command.", JOB),
-    "perf_config_yaml": ("Perf-sanity / benchmark config YAML.", JOB),
-    "perf_test_name": ("Server config name for aggregated mode.", JOB),
     "model_name": ("Short model name (derived when absent).", JOB),
     "required_devices": ("GPUs needed (derived when absent).", JOB),
     "node_count": ("Slurm nodes (derived when absent).", JOB),
@@ -92,9 +87,14 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
 }
 
 
+def _unwrapped(kind: msgspec.inspect.Type) -> msgspec.inspect.Type:
+    return kind.type if isinstance(kind, msgspec.inspect.Metadata) else kind
+
+
 def _flag_kind(field: msgspec.inspect.Field) -> type:
     """str, int or bool: the flag type of a request field (enums and literals are str)."""
-    kinds = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+    outer = _unwrapped(field.type)
+    kinds = outer.types if isinstance(outer, msgspec.inspect.UnionType) else (outer,)
     for kind in kinds:
         if isinstance(kind, msgspec.inspect.BoolType):
             return bool
@@ -107,13 +107,31 @@ def _flag_kind(field: msgspec.inspect.Field) -> type:
     raise TypeError(f"request field {field.name} has no flag type")
 
 
+def _help(field: msgspec.inspect.Field) -> tuple[str, str]:
+    """(help, panel) of a request field: the table's, else the description its part gives."""
+    if field.name in REQUEST_HELP:
+        return REQUEST_HELP[field.name]
+    outer = field.type
+    if isinstance(outer, msgspec.inspect.Metadata) and outer.extra_json_schema:
+        return str(outer.extra_json_schema.get("description", "")), JOB
+    raise AssertionError(f"request field {field.name} has no help: give it a description")
+
+
 def _request_flags() -> tuple[tuple[str, type, str, str], ...]:
-    info = msgspec.inspect.type_info(Request)
+    from scriptast.builders.request.read import request_type
+
+    info = msgspec.inspect.type_info(request_type())
     assert isinstance(info, msgspec.inspect.StructType)
-    fields = {f.name: f for f in info.fields if f.name != "env_check"}
-    if set(fields) != set(REQUEST_HELP):
-        raise AssertionError(f"REQUEST_HELP and Request differ: {set(fields) ^ set(REQUEST_HELP)}")
-    return tuple((name, _flag_kind(fields[name]), *REQUEST_HELP[name]) for name in REQUEST_HELP)
+    fields = [f for f in info.fields if f.name != "env_check"]
+    stale = set(REQUEST_HELP) - {f.name for f in fields}
+    if stale:
+        raise AssertionError(f"REQUEST_HELP names fields the request lacks: {sorted(stale)}")
+    shared = list(REQUEST_HELP)
+    owned = [f.name for f in fields if f.name not in REQUEST_HELP]
+    cut = shared.index(PARTS_AFTER) + 1
+    by_name = {f.name: f for f in fields}
+    order = [*shared[:cut], *owned, *shared[cut:]]
+    return tuple((name, _flag_kind(by_name[name]), *_help(by_name[name])) for name in order)
 
 
 # (field, type, help, panel); types are str, int or bool.

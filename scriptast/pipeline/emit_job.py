@@ -9,12 +9,11 @@ from typing import Any
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category
 from scriptast.builders.common import batch_logs
-from scriptast.builders.file_names import check_inside
-from scriptast.builders.forwarded import kept_fields
-from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import build_job_spec
-from scriptast.builders.request import Request
-from scriptast.builders.resolve import resolve
+from scriptast.builders.request.fields import Request
+from scriptast.builders.request.forwarded import kept_fields
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.resolution.resolve import resolve
+from scriptast.common.file_names import check_inside
 from scriptast.contract.job_spec import JobLogs
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
@@ -24,6 +23,7 @@ from scriptast.errors import InputError
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
 from scriptast.pipeline.file_set import Made, Output, OutputFile
+from scriptast.pipeline.job_spec import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 
 JOB_SPEC = "job_spec.json"
@@ -161,9 +161,8 @@ def _check_collisions(made: Made, spec_path: str) -> None:
 
     request = made.job.request
     written = {os.path.realpath(f.path): f.path for f in (*made.files, OutputFile(spec_path, ""))}
-    for field in ("custom_script", "perf_config_yaml"):
-        given = getattr(request, field)
-        if given and os.path.realpath(given) in written:
+    for field, given in (pair for part in request.parts for pair in part.local_files()):
+        if os.path.realpath(given) in written:
             name = posixpath.basename(written[os.path.realpath(given)])
             raise InputError(
                 f"{field} {given} is where emit writes its {name}: it would be overwritten "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import LaunchFacts
+from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.job_spec import JobLogs, JobSpec
 from scriptast.model.docker import DockerRun
+from scriptast.pipeline.job_spec import LaunchFacts
 
 
 class OutputFile(msgspec.Struct, frozen=True):

@@ -9,22 +9,22 @@ from collections.abc import Callable
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob
-from scriptast.builders.job_spec import LaunchFacts
-from scriptast.builders.perf_submit import (
+from scriptast.builders.categories.perf_sanity.submit_plan import (
     LAUNCH_SH,
     SUBMIT_WRITES,
     SubmitPlan,
     cluster_name_of,
     precheck_path,
 )
-from scriptast.builders.trail import TrailEntry
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.resolution.trail import TrailEntry
 from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
 from scriptast.pipeline.file_set import Made, OutputFile
+from scriptast.pipeline.job_spec import LaunchFacts
 from scriptast.pipeline.submit_py import Staged, Watched, Writes, run_submit
 from scriptast.readers.launch_readback import read_launch_script, unexpected
 

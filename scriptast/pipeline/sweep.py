@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scriptast.errors import ScriptastError
 
 if TYPE_CHECKING:
-    from scriptast.builders.request import Request
+    from scriptast.builders.request.fields import Request
 
 SERIAL_BELOW = 32
 Line = tuple[int, str | None, str | None]
@@ -44,7 +44,7 @@ def read_lines(data: bytes) -> list[Line]:
 
 def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
     """The request of one line (flags apply to every line)."""
-    from scriptast.builders.request import build_request
+    from scriptast.builders.request.read import build_request
 
     try:
         fields = json.loads(line)

@@ -1,13 +1,16 @@
-"""The workflow categories, one module each, and the registry that names them.
+"""The workflow categories, one folder each, and the registry that names them.
 
-A new category is a module that defines its `Work` and a `Category` record, plus one line
-below. `Category` (the record) is defined in `scriptast.builders.category` so that the modules
-here can build theirs without importing this registry.
+A new category is a folder (its part of the request, its `Work` and rule, its steps, its
+`Category` record) plus one line below. `Category` is defined in `scriptast.builders.category`.
 """
 
 from __future__ import annotations
 
-from scriptast.builders.categories import bench, custom, eval, perf_sanity, pytest
+from scriptast.builders.categories.bench.category import CATEGORY as BENCH
+from scriptast.builders.categories.custom.category import CATEGORY as CUSTOM
+from scriptast.builders.categories.eval.category import CATEGORY as EVAL
+from scriptast.builders.categories.perf_sanity.category import CATEGORY as PERF_SANITY
+from scriptast.builders.categories.pytest.category import CATEGORY as PYTEST
 from scriptast.builders.category import Category
 from scriptast.errors import ResolveError
 
@@ -24,11 +27,11 @@ def register(category: Category) -> Category:
     return category
 
 
-register(pytest.CATEGORY)
-register(eval.CATEGORY)
-register(bench.CATEGORY)
-register(custom.CATEGORY)
-register(perf_sanity.CATEGORY)
+register(PYTEST)
+register(EVAL)
+register(BENCH)
+register(CUSTOM)
+register(PERF_SANITY)
 
 
 def category(name: str) -> Category:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import posixpath
 
-from scriptast.builders import common, model_name as names
-from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
-from scriptast.builders.commands import user_command
-from scriptast.builders.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import Parallelism, Sourced, int_flag, single_node
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders import common
+from scriptast.builders.categories.bench.request import BenchRequest
+from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag, single_node
+from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import ResolveError
 from scriptast.model.script import Statement
 from scriptast.model.statements import ShellStatement
@@ -31,7 +32,7 @@ class BenchWork(Work, frozen=True, kw_only=True, tag="bench"):
 
 def check_request(request: Request) -> None:
     """bench_cmd is required."""
-    if not request.bench_cmd:
+    if not request.part(BenchRequest).bench_cmd:
         raise ResolveError("bench_cmd is required for workflow_type bench", field="bench_cmd")
 
 
@@ -112,8 +113,9 @@ def bench_parallelism(bench_cmd: str, gpus_per_node: Sourced | None) -> Parallel
 def resolve(facts: Facts, trail: Trail) -> Resolution:
     """tp/pp/ep of the last trtllm-bench invocation; the prepare and run steps."""
     request = facts.request
-    assert request.bench_cmd is not None
-    par = bench_parallelism(request.bench_cmd, facts.gpus_per_node)
+    bench_cmd = request.part(BenchRequest).bench_cmd
+    assert bench_cmd is not None
+    par = bench_parallelism(bench_cmd, facts.gpus_per_node)
     if par.ep.value > 1 and par.tp.value % par.ep.value:
         trail.warn(
             f"bench_cmd asks for --ep {par.ep.value} with --tp {par.tp.value}: TRT-LLM "
@@ -121,7 +123,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
             f"tp), so the job gets {par.world_size} GPU(s) and trtllm-bench will refuse "
             f"it; did you mean --tp {par.ep.value} --ep {par.ep.value}?"
         )
-    prepare, run = split_bench(request.bench_cmd)
+    prepare, run = split_bench(bench_cmd)
     work = BenchWork(
         prepare=user_command(prepare, "bench_cmd") if prepare else None,
         run=user_command(run, "bench_cmd"),
@@ -131,7 +133,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     return Resolution(
         work=work,
         parallelism=par,
-        derived_name=names.from_model_flag(request.bench_cmd, "bench_cmd"),
+        derived_name=names.from_model_flag(bench_cmd, "bench_cmd"),
         world_source="tp * pp",
         gpus_per_node=facts.gpus_per_node,
         gres_need=par.ntasks_per_node,
@@ -189,6 +191,7 @@ CATEGORY = Category(
     ),
     options=("bench_cmd",),
     # the seed's, and the line trtllm-bench's report starts with ("Throughput", capitalized)
+    request_part=BenchRequest,
     patterns=Patterns(
         success=("token/s", "throughput", "Request Throughput (req/sec):"),
         failure=("Error", "Traceback"),

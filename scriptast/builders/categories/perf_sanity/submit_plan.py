@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob
+from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.text_files import read_text_file, yaml_problem
 from scriptast.errors import ResolveError
 from scriptast.model.submit_call import PerfSubmit

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.builders.job import ResolvedJob
+from scriptast.builders.category import Patterns
+from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.axes import ExecutionScenario, placement
 from scriptast.contract.job_spec import JobLogs, JobSpec
 
@@ -16,13 +17,6 @@ class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
     container_name: str | None
     log_file_pattern: str
     logs: JobLogs
-
-
-class Patterns(msgspec.Struct, frozen=True):
-    """Strings whose presence in the job's log means success, and failure (the category's)."""
-
-    success: tuple[str, ...]
-    failure: tuple[str, ...]
 
 
 def build_job_spec(

@@ -7,19 +7,27 @@ import math
 import posixpath
 from pathlib import Path
 
-from scriptast.builders import common, model_name as names
-from scriptast.builders.category import Category, Facts, MountFolders, Resolution, SlurmScripts
-from scriptast.builders.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import (
+from scriptast.builders import common
+from scriptast.builders.categories.custom.request import CustomRequest
+from scriptast.builders.category import (
+    Category,
+    Facts,
+    MountFolders,
+    Patterns,
+    Resolution,
+    SlurmScripts,
+)
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.parallelism import (
     Parallelism,
     Sourced,
     check_max,
     requested_devices,
     single_node,
 )
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders.resolution.trail import Trail
 from scriptast.common.text_files import require_file
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
@@ -51,7 +59,7 @@ class CustomWork(Work, frozen=True, kw_only=True, tag="custom"):
 
 def check_request(request: Request) -> None:
     """custom_cmd or custom_script (with both, the script runs: see resolve)."""
-    if not (request.custom_cmd or request.custom_script):
+    if not (request.part(CustomRequest).custom_cmd or request.part(CustomRequest).custom_script):
         raise ResolveError(
             "custom_cmd or custom_script is required for workflow_type custom", field="custom_cmd"
         )
@@ -103,7 +111,7 @@ def parse_custom_env(text: str | None) -> tuple[tuple[str, str], ...]:
 def custom_script(request: Request, log_dir: str) -> tuple[str | None, str | None]:
     """(the path the job runs, the local file to copy there or None). remote_slurm: a script
     that exists here travels to remote_work_dir; any other is a path on the cluster."""
-    path = request.custom_script
+    path = request.part(CustomRequest).custom_script
     if not path:
         return None, None
     if request.execution_scenario is not ExecutionScenario.remote_slurm:
@@ -162,20 +170,21 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     par = custom_parallelism(request.required_devices, request.node_count, facts.gpus_per_node)
     script, script_local = custom_script(request, facts.log_dir)
     derived = None
-    if script and request.custom_cmd:
+    own = request.part(CustomRequest)
+    if script and own.custom_cmd:
         trail.warn(
             f"custom_cmd and custom_script are both given: the script runs (bash {script}), "
-            f"custom_cmd {request.custom_cmd!r} does not"
+            f"custom_cmd {own.custom_cmd!r} does not"
         )
     if script:
         command = UserCommand(text=f"bash {script}", argv=("bash", script))
     else:
-        assert request.custom_cmd is not None
-        command = UserCommand(text=request.custom_cmd)
-        derived = names.from_model_flag(request.custom_cmd, "custom_cmd")
+        assert own.custom_cmd is not None
+        command = UserCommand(text=own.custom_cmd)
+        derived = names.from_model_flag(own.custom_cmd, "custom_cmd")
     work = CustomWork(
         command=command,
-        env=parse_custom_env(request.custom_env),
+        env=parse_custom_env(own.custom_env),
         run_script=posixpath.join(facts.log_dir, RUN_SCRIPT),
         script_local=script_local,
     )
@@ -263,6 +272,7 @@ CATEGORY = Category(
         "scriptast emit custom --request examples/custom_local_docker.json",
     ),
     options=("custom_cmd", "custom_script", "custom_env"),
+    request_part=CustomRequest,
     patterns=Patterns(success=(), failure=("Error", "Traceback")),
     check_request=check_request,
     mount_folders=mount_folders,

@@ -1,82 +1,90 @@
-"""The job request: every input field of the seed under its seed name, from a file and/or flags."""
+"""The request read from a file and flags: the fields merged (flags win), checked as text and as
+paths, type-checked in the flat form a file writes, then split into the shared fields and each
+category's part."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-from scriptast.builders.file_names import NAME_MAX
+from scriptast.builders.request.fields import (
+    ENV_CHECK_FIELDS,
+    HOST_PATH_FIELDS,
+    LOCAL_PATH_FIELDS,
+    PARTS_AFTER,
+    REMOTE_PATH_FIELDS,
+    SHARED_FIELDS,
+    Request,
+    RequestPart,
+)
+from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.errors import InputError
 
 
-class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """What trtllm-case-executor's environment check found on the host."""
+def part_types() -> tuple[type[RequestPart], ...]:
+    """The part of the request each registered category owns, in the registry's order."""
+    from scriptast.builders.categories import CATEGORIES
 
-    gpus_per_node: int | None = None
-    available_gpus: int | None = None
-    default_models_repo: str | None = None
-
-
-class Request(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A job request. Field names are the seed's Input table; `install` is scriptast's own
-    switch for the `pip install` step."""
-
-    workflow_type: WorkflowType
-    execution_scenario: ExecutionScenario
-    work_dir: str
-    repo_root: str
-    skill_dir: str | None = None
-    test_cmd: str | None = None
-    eval_cmd: str | None = None
-    bench_cmd: str | None = None
-    custom_cmd: str | None = None
-    custom_script: str | None = None
-    custom_env: str | None = None
-    perf_config_yaml: str | None = None
-    perf_test_name: str | None = None
-    model_name: str | None = None
-    required_devices: int | None = None
-    node_count: int | None = None
-    partition: str | None = None
-    account: str | None = None
-    cluster_name: str | None = None
-    slurm_env_file: str | None = None
-    time_limit: str | None = None
-    llm_models_root: str | None = None
-    checkpoint_path: str | None = None
-    models_path: str | None = None
-    device_type: str | None = None
-    persistent_mode: bool | None = None
-    container_image: str | None = None
-    remote_repo_path: str | None = None
-    remote_work_dir: str | None = None
-    remote_home: str | None = None
-    env_check: EnvCheck | None = None
-    install: bool = True
-    install_mode: Literal["source", "wheel"] = "source"
-    wheel_path: str | None = None
+    return tuple(dict.fromkeys(c.request_part for c in CATEGORIES.values()))
 
 
-REQUEST_FIELDS: tuple[str, ...] = Request.__struct_fields__
-LOCAL_PATH_FIELDS = (
-    "work_dir",
-    "repo_root",
-    "skill_dir",
-    "custom_script",
-    "perf_config_yaml",
-    "slurm_env_file",
+def request_type() -> type[msgspec.Struct]:
+    """The request as a file writes it: the shared fields with every category's part among
+    them, flat (`scriptast schema request` prints it)."""
+    return _flat(part_types())
+
+
+@functools.cache
+def _flat(parts: tuple[type[RequestPart], ...]) -> type[msgspec.Struct]:
+    shared = [f for f in msgspec.structs.fields(Request) if f.name != "parts"]
+    owned = [f for kind in parts for f in msgspec.structs.fields(kind)]
+    names = [f.name for f in (*shared, *owned)]
+    if len(names) != len(set(names)):
+        raise AssertionError(f"a request field is owned twice: {sorted(names)}")
+    cut = SHARED_FIELDS.index(PARTS_AFTER) + 1
+    ordered = [*shared[:cut], *owned, *shared[cut:]]
+    flat = msgspec.defstruct(
+        "Request",
+        [(f.name, f.type, f.default) for f in ordered],
+        kw_only=True,
+        frozen=True,
+        forbid_unknown_fields=True,
+    )
+    flat.__doc__ = FLAT_DOC
+    return flat
+
+
+FLAT_DOC = (
+    "A job request as a file or the flags give it: the seed's Input table, each category's own "
+    "fields among the shared ones; `install` is scriptast's own switch for the `pip install` "
+    "step."
 )
-HOST_PATH_FIELDS = ("checkpoint_path", "models_path")
-"""Paths on the machine that runs the job: this one, or the cluster for remote_slurm."""
-REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir", "remote_home")
-_ENV_CHECK_FIELDS = EnvCheck.__struct_fields__
+
+
+def request_fields() -> tuple[str, ...]:
+    """Every field name a request file may hold, in the order `scriptast schema request` lists
+    them."""
+    return tuple(request_type().__struct_fields__)
+
+
+def _split(flat: msgspec.Struct) -> Request:
+    """The flat request as the shared fields and the parts that set a field."""
+    values = {name: getattr(flat, name) for name in flat.__struct_fields__}
+    parts = []
+    for kind in part_types():
+        own = {name: values[name] for name in kind.__struct_fields__}
+        if any(value is not None for value in own.values()):
+            parts.append(kind(**own))
+    shared = {name: values[name] for name in SHARED_FIELDS}
+    return Request(**shared, parts=tuple(parts))
 
 
 def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
@@ -117,26 +125,26 @@ def _load_yaml(text: str, path: str) -> Any:
 
 def check_field_names(fields: dict[str, Any], origin: str) -> None:
     """Unknown field names are an error that names them (a typo must not pass silently)."""
+    known = request_fields()
     for name in fields:
         if not isinstance(name, str):
             raise InputError(
                 f"request field name {name!r} in {origin} is not a string; "
                 "see `scriptast schema request` for the fields"
             )
-        if name not in REQUEST_FIELDS:
+        if name not in known:
             raise InputError(
                 f"unknown request field {shown(name)} in {origin}"
-                f"{did_you_mean(name, REQUEST_FIELDS)}; see `scriptast schema request` for the "
-                "fields"
+                f"{did_you_mean(name, known)}; see `scriptast schema request` for the fields"
             )
     env_check = fields.get("env_check")
     if isinstance(env_check, dict):
         for name in env_check:
-            if not isinstance(name, str) or name not in _ENV_CHECK_FIELDS:
+            if not isinstance(name, str) or name not in ENV_CHECK_FIELDS:
                 raise InputError(
                     f"unknown env_check field {shown(str(name))} in {origin}"
-                    f"{did_you_mean(str(name), _ENV_CHECK_FIELDS)}; "
-                    f"known: {', '.join(_ENV_CHECK_FIELDS)}"
+                    f"{did_you_mean(str(name), ENV_CHECK_FIELDS)}; "
+                    f"known: {', '.join(ENV_CHECK_FIELDS)}"
                 )
 
 
@@ -165,7 +173,8 @@ def build_request(
     for name, value in merged.items():
         _check_text(name, value)
     base = Path(cwd or os.getcwd())
-    for name in LOCAL_PATH_FIELDS:
+    local_paths = (*LOCAL_PATH_FIELDS, *(f for k in part_types() for f in k.LOCAL_PATHS))
+    for name in local_paths:
         value = merged.get(name)
         if isinstance(value, str) and value:
             merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
@@ -180,12 +189,13 @@ def build_request(
             raise InputError(
                 f"{name} {value!r} must be an absolute path on the cluster (it is used verbatim)"
             )
-    for name in (*LOCAL_PATH_FIELDS, *HOST_PATH_FIELDS, *REMOTE_PATH_FIELDS):
+    for name in (*local_paths, *HOST_PATH_FIELDS, *REMOTE_PATH_FIELDS):
         _check_path_length(name, merged.get(name))
     try:
-        return msgspec.convert(merged, type=Request, strict=False)
+        flat = msgspec.convert(merged, type=request_type(), strict=False)
     except msgspec.ValidationError as error:
         raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
+    return _split(flat)
 
 
 PATH_MAX = 4096

@@ -7,20 +7,27 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from scriptast.builders import common, model_name as names
-from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
-from scriptast.builders.commands import user_command
-from scriptast.builders.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import Parallelism, Sourced, check_max, requested_devices
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders import common
+from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
+from scriptast.builders.categories.pytest.request import PytestRequest
+from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.parallelism import (
+    Parallelism,
+    Sourced,
+    check_max,
+    requested_devices,
+)
+from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement, cmd
 
 if TYPE_CHECKING:
-    from scriptast.builders.pytest_selection import Selection
+    from scriptast.builders.categories.pytest.selection import Selection
 
 
 class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
@@ -35,14 +42,18 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
 
 def check_request(request: Request) -> None:
     """test_cmd is required."""
-    if not request.test_cmd:
+    if not request.part(PytestRequest).test_cmd:
         raise ResolveError("test_cmd is required for workflow_type pytest", field="test_cmd")
 
 
 def route(request: Request) -> str | None:
     """A perf-sanity test (or a perf config) goes the perf_sanity way."""
-    text = request.test_cmd or ""
-    if "perf-sanity" in text or "perf_sanity" in text or request.perf_config_yaml:
+    text = request.part(PytestRequest).test_cmd or ""
+    if (
+        "perf-sanity" in text
+        or "perf_sanity" in text
+        or request.part(PerfSanityRequest).perf_config_yaml
+    ):
         return "perf_sanity"
     return None
 
@@ -90,7 +101,7 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
     command chooses tests by what cannot be read (`-k`, `-m`, a directory), or a test's body
     demands a count that cannot be evaluated, required_devices decides (else 1), with a
     warning that says which number was used."""
-    from scriptast.builders.pytest_devices import Need, read_needs
+    from scriptast.builders.categories.pytest.devices import Need, read_needs
 
     devices: list[Need] = []
     ranks: list[Need] = []
@@ -121,8 +132,8 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         )
     elif not selection.files:
         raise ResolveError(
-            f"test_cmd {request.test_cmd!r} names no test file (a path ending in .py) "
-            "and selects no test",
+            f"test_cmd {request.part(PytestRequest).test_cmd!r} names no test file (a path "
+            "ending in .py) and selects no test",
             field="test_cmd",
         )
     if unevaluated:
@@ -143,11 +154,12 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
 
 def resolve(facts: Facts, trail: Trail) -> Resolution:
     """GPUs and MPI ranks, the largest over every selected test; the folder the test runs in."""
-    from scriptast.builders.pytest_selection import read_selection, run_folder
+    from scriptast.builders.categories.pytest.selection import read_selection, run_folder
 
     request = facts.request
-    assert request.test_cmd is not None
-    selection = read_selection(request.test_cmd, request.repo_root)
+    test_cmd = request.part(PytestRequest).test_cmd
+    assert test_cmd is not None
+    selection = read_selection(test_cmd, request.repo_root)
     needs = _needs(request, selection, trail)
     par = pytest_parallelism(
         needs.devices,
@@ -166,7 +178,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
     tested = selection.files[0].target.names if selection.files else ()
     return Resolution(
-        work=PytestWork(test=user_command(request.test_cmd, "test_cmd"), workdir=workdir),
+        work=PytestWork(test=user_command(test_cmd, "test_cmd"), workdir=workdir),
         parallelism=par,
         derived_name=names.from_test(tested, needs.model),
         world_source=par.ranks_source or "one task",
@@ -216,6 +228,7 @@ CATEGORY = Category(
         "scriptast emit pytest --request examples/pytest_remote_slurm.json",
     ),
     options=("test_cmd", "perf_config_yaml", "perf_test_name"),
+    request_part=PytestRequest,
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
     check_request=check_request,
     route=route,

@@ -6,8 +6,8 @@ from typing import TypeVar
 
 import msgspec
 
-from scriptast.builders.request import Request
-from scriptast.builders.trail import TrailEntry, explain_table
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution.trail import TrailEntry, explain_table
 from scriptast.cluster.slurm_env import LoadedSlurmEnv
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.contract.job_spec import SlurmParams

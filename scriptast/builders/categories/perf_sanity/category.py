@@ -6,13 +6,9 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from scriptast.builders import model_name as names
-from scriptast.builders.category import Category, Facts, Resolution
-from scriptast.builders.file_names import check_component
-from scriptast.builders.job import ResolvedJob, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.parallelism import Parallelism, Sourced
-from scriptast.builders.perf_submit import (
+from scriptast.builders.categories.eval.request import EvalRequest
+from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
+from scriptast.builders.categories.perf_sanity.submit_plan import (
     DRAFT,
     LAUNCH_SH,
     ConfigCopy,
@@ -24,8 +20,14 @@ from scriptast.builders.perf_submit import (
     local_file,
     runtime_mode,
 )
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders.categories.pytest.request import PytestRequest
+from scriptast.builders.category import Category, Facts, Patterns, Resolution
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.job import ResolvedJob, Work
+from scriptast.builders.resolution.parallelism import Parallelism, Sourced
+from scriptast.builders.resolution.trail import Trail
+from scriptast.common.file_names import check_component
 from scriptast.common.text_files import read_text_file, require_file
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.errors import ResolveError
@@ -58,15 +60,20 @@ def _sized_by_submit() -> Parallelism:
 def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
     """submit.py's input (a config, or the test id of a pytest command) and the model name."""
     submit = _submit_py(request)
-    if request.perf_config_yaml:
-        config = require_file(request.perf_config_yaml, "perf_config_yaml")
+    if request.part(PerfSanityRequest).perf_config_yaml:
+        config = require_file(request.part(PerfSanityRequest).perf_config_yaml, "perf_config_yaml")
         trail.add("perf_config_yaml", config, "input perf_config_yaml")
-        work = PerfWork(submit_py=submit, config_file=config, test_name=request.perf_test_name)
+        work = PerfWork(
+            submit_py=submit,
+            config_file=config,
+            test_name=request.part(PerfSanityRequest).perf_test_name,
+        )
         return work, names.from_config(config)
-    if request.workflow_type is WorkflowType.pytest and request.test_cmd:
-        from scriptast.builders.pytest_selection import find_test_target
+    test_cmd = request.part(PytestRequest).test_cmd
+    if request.workflow_type is WorkflowType.pytest and test_cmd:
+        from scriptast.builders.categories.pytest.selection import find_test_target
 
-        target = find_test_target(request.test_cmd)
+        target = find_test_target(test_cmd)
         test_list = "::".join([target.path, *target.names]) + (
             f"[{target.param_id}]" if target.param_id else ""
         )
@@ -96,7 +103,7 @@ def eval_fallback(
     request: Request, par: Parallelism, per_node: Sourced | None, trail: Trail
 ) -> PerfWork:
     """A multi-node eval: not a Category 5 script but the perf-sanity path with accuracy on."""
-    if not request.perf_config_yaml:
+    if not request.part(PerfSanityRequest).perf_config_yaml:
         raise ResolveError(
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
             f"{per_node.value if per_node else '?'}), but trtllm-eval is single-node only; pass "
@@ -104,12 +111,14 @@ def eval_fallback(
             "accuracy.enable_accuracy_test: true",
             field="perf_config_yaml",
         )
-    from scriptast.builders.eval_fallback import plan_fallback, read_eval_ask
+    from scriptast.builders.categories.perf_sanity.fallback import plan_fallback, read_eval_ask
 
-    config = require_file(request.perf_config_yaml, "perf_config_yaml")
+    config = require_file(request.part(PerfSanityRequest).perf_config_yaml, "perf_config_yaml")
     trail.add("category", "perf_sanity", f"eval over {par.nodes} nodes falls back to perf-sanity")
-    assert request.eval_cmd is not None
-    plan = plan_fallback(config, read_eval_ask(request.eval_cmd), request.perf_test_name)
+    eval_cmd = request.part(EvalRequest).eval_cmd
+    assert eval_cmd is not None
+    test_name = request.part(PerfSanityRequest).perf_test_name
+    plan = plan_fallback(config, read_eval_ask(eval_cmd), test_name)
     trail.add("accuracy_task", plan.task, "the eval command's task, run by the config's lm_eval")
     for warning in plan.warnings:
         trail.warn(warning)
@@ -137,7 +146,7 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         test_list = None
     if config is not None:
         if perf.accuracy:
-            from scriptast.builders.eval_fallback import Fallback, accuracy_copy
+            from scriptast.builders.categories.perf_sanity.fallback import Fallback, accuracy_copy
 
             assert perf.accuracy_task is not None
             stem = posixpath.splitext(posixpath.basename(config))[0]
@@ -216,6 +225,7 @@ CATEGORY = Category(
     ),
     options=("perf_config_yaml", "perf_test_name"),
     # the seed's 8_done_, and what upstream's launch drafts print when they end well
+    request_part=PerfSanityRequest,
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
     resolve=resolve,
     submit=plan_submit,

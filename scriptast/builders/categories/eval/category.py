@@ -7,16 +7,17 @@ import math
 import posixpath
 from pathlib import Path
 
-from scriptast.builders import common, model_name as names
-from scriptast.builders.categories.perf_sanity import eval_fallback
-from scriptast.builders.category import Category, Facts, Resolution, SlurmScripts
-from scriptast.builders.commands import user_command
-from scriptast.builders.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.job_spec import Patterns
-from scriptast.builders.model_path import find_model_dir, is_hf_id
-from scriptast.builders.parallelism import Parallelism, Sourced, int_flag
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders import common
+from scriptast.builders.categories.eval.request import EvalRequest
+from scriptast.builders.categories.perf_sanity.category import eval_fallback
+from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
+from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag
+from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.errors import ResolveError
 from scriptast.model.statements import ShellStatement
@@ -41,7 +42,7 @@ class EvalWork(Work, frozen=True, kw_only=True, tag="eval"):
 
 def check_request(request: Request) -> None:
     """eval_cmd is required."""
-    if not request.eval_cmd:
+    if not request.part(EvalRequest).eval_cmd:
         raise ResolveError("eval_cmd is required for workflow_type eval", field="eval_cmd")
 
 
@@ -67,8 +68,9 @@ def eval_parallelism(
 def resolve(facts: Facts, trail: Trail) -> Resolution:
     """world_size from the command; past one node, the perf-sanity fallback (Slurm only)."""
     request = facts.request
-    assert request.eval_cmd is not None
-    par, per_node = eval_parallelism(request.eval_cmd, facts.gpus_per_node)
+    eval_cmd = request.part(EvalRequest).eval_cmd
+    assert eval_cmd is not None
+    par, per_node = eval_parallelism(eval_cmd, facts.gpus_per_node)
     if par.multi_node_eval and not facts.is_slurm:
         raise ResolveError(
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
@@ -82,17 +84,17 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         return Resolution(
             work=work,
             parallelism=par,
-            derived_name=names.from_model_flag(request.eval_cmd, "eval_cmd"),
+            derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
             world_source="required_devices",
             gpus_per_node=per_node,
             gres_need=None,
         )
-    command = _eval_command(request.eval_cmd, facts.models_host_path, request, trail)
+    command = _eval_command(eval_cmd, facts.models_host_path, request, trail)
     requirements = (Path(request.repo_root) / REQUIREMENTS).is_file()
     return Resolution(
         work=EvalWork(command=command, requirements=requirements),
         parallelism=par,
-        derived_name=names.from_model_flag(request.eval_cmd, "eval_cmd"),
+        derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
         world_source="tp * pp",
         gpus_per_node=per_node,
         gres_need=par.ntasks_per_node,
@@ -172,6 +174,7 @@ CATEGORY = Category(
     options=("eval_cmd", "perf_config_yaml", "perf_test_name"),
     # the seed's ("... average accuracy: N" for mmlu, gsm8k, gpqa), and the rouge1 line
     # trtllm-eval prints for cnn_dailymail, which has no accuracy
+    request_part=EvalRequest,
     patterns=Patterns(
         success=("accuracy:", "score:", "rouge1:"), failure=("AssertionError", "Error")
     ),

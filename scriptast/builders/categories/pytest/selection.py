@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders.pytest_devices import TestTarget
+from scriptast.builders.categories.pytest.devices import TestTarget
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import words
 

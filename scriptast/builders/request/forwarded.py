@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.request import Request
+from scriptast.builders.request.fields import Request
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.job_spec import JobSpec

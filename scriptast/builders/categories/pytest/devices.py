@@ -230,7 +230,7 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
         )
         for mark in (DEVICE_MARK, RANKS_MARK)
     }
-    from scriptast.builders.pytest_body import bindings, body_need, module_functions
+    from scriptast.builders.categories.pytest.body import bindings, body_need, module_functions
 
     functions = module_functions(tree)
     devices: list[Need] = []

@@ -6,20 +6,20 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders import model_name as names, slurm_params
-from scriptast.builders.arch import Arch, resolve_arch
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Facts, Resolution
 from scriptast.builders.common import WHEEL_GLOB
-from scriptast.builders.file_names import check_component, is_safe_component
-from scriptast.builders.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
-from scriptast.builders.image import resolve_image
-from scriptast.builders.job import ResolvedJob
-from scriptast.builders.mounts import MountPlan, local_home, plan_mounts, remote_home
-from scriptast.builders.parallelism import Sourced
-from scriptast.builders.request import Request
-from scriptast.builders.trail import Trail
+from scriptast.builders.request.fields import Request
+from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
+from scriptast.builders.resolution import model_name as names, slurm_params
+from scriptast.builders.resolution.arch import Arch, resolve_arch
+from scriptast.builders.resolution.image import resolve_image
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mounts, remote_home
+from scriptast.builders.resolution.parallelism import Sourced
+from scriptast.builders.resolution.trail import Trail
 from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
+from scriptast.common.file_names import check_component, is_safe_component
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.contract.slurm_env import Partition

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from scriptast.builders.parallelism import Sourced
-from scriptast.builders.request import EnvCheck
+from scriptast.builders.request.fields import EnvCheck
+from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.common.suggest import did_you_mean
 from scriptast.contract.slurm_env import NOT_RUN, Partition, SlurmEnv
 from scriptast.errors import ModelError, ResolveError
