@@ -2,8 +2,9 @@
 
 The public API: the script model (words, statements, Slurm pieces, docker run, the script),
 `emit` to write it as verified bash, and the job pipeline (`build_request`, `Request`,
-`resolve`, `generate`, `write_outputs`). Importing this package loads neither typer nor bashlex, nor any of these
-modules: a name loads its module on first use (PEP 562), so `import scriptast` costs little.
+`resolve`, `generate`, `write_outputs`). Importing this package loads neither typer nor
+bashlex, nor any of these modules: a name loads its module on first use (PEP 562), so
+`import scriptast` costs little.
 The imports under TYPE_CHECKING below are the one list of public names; the loader reads it.
 """
 

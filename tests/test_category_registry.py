@@ -1,5 +1,6 @@
-"""A category is one module and one registry line: a toy category, registered here, runs through
-resolve, the Slurm and docker builders, job_spec.json and the summary with no other change."""
+"""A category is one folder and one registry line: a toy category, registered here, runs through
+resolve, its steps lowered by the Slurm and the docker backends, job_spec.json and the summary
+with no other change; and it owns its part of the request."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from scriptast.builders import categories, common
+from scriptast.builders import categories
 from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.categories.custom.request import CustomRequest
-from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
+from scriptast.builders.category import Category, Facts, Patterns, Resolution
 from scriptast.builders.request.fields import RequestPart
 from scriptast.builders.request.read import build_request
 from scriptast.builders.resolution.commands import user_command
@@ -25,8 +26,8 @@ from scriptast.builders.resolution.parallelism import (
     single_node,
 )
 from scriptast.builders.resolution.trail import Trail
+from scriptast.builders.steps import ExportModelsRoot, JobSteps, RunCommand, Step
 from scriptast.errors import ResolveError
-from scriptast.model.statements import ShellStatement
 from scriptast.pipeline.emit_job import generate
 from tests.site import Site
 
@@ -53,15 +54,10 @@ def _resolve(facts: Facts, trail: Trail) -> Resolution:
     )
 
 
-def _build(job: ResolvedJob) -> SlurmScripts:
-    step = common.task_step(
-        job, job.world_size, None, common.run_command(job.work_as(SmokeWork).command)
-    )
-    return SlurmScripts(main=common.slurm_script(job, "GPU smoke test", (step,)))
-
-
-def _docker(job: ResolvedJob) -> tuple[ShellStatement, ...]:
-    return (common.run_command(job.work_as(SmokeWork).command),)
+def _steps(job: ResolvedJob) -> JobSteps:
+    command = RunCommand(command=job.work_as(SmokeWork).command)
+    step = Step(tasks=job.world_size, actions=(ExportModelsRoot(), command))
+    return JobSteps(title="GPU smoke test", steps=(step,), label="Smoke")
 
 
 SMOKE = Category(
@@ -75,8 +71,7 @@ SMOKE = Category(
     request_part=CustomRequest,
     patterns=Patterns(success=("GPU 0:",), failure=("NVIDIA-SMI has failed",)),
     resolve=_resolve,
-    build_slurm=_build,
-    docker_commands=_docker,
+    steps=_steps,
 )
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from scriptast.builders.categories.bench.category import split_bench
-from scriptast.builders.common import payload, run_command
+from scriptast.builders.categories.bench.work import split_bench
 from scriptast.builders.resolution.commands import user_command
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ScriptastError
+from scriptast.schedulers.shell import payload, run_command
 from tests.profiles import scaled
 
 RECORDER = (

@@ -126,7 +126,7 @@ def test_a_remote_eval_never_searches_this_machine_for_a_cluster_path(
 ) -> None:
     """The models host path of a remote job is the cluster's: the same path here may hold
     anything, or hang; the HF id stays, with a warning."""
-    import scriptast.builders.categories.eval.category as eval_category
+    import scriptast.builders.categories.eval.work as eval_category
 
     def searched(*_: Any) -> str:
         raise AssertionError("searched this machine")

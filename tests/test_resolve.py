@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.categories.bench.category import last_bench_invocation, split_bench
-from scriptast.builders.categories.custom.category import parse_custom_env
+from scriptast.builders.categories.bench.work import last_bench_invocation, split_bench
+from scriptast.builders.categories.custom.work import parse_custom_env
 from scriptast.builders.categories.pytest.devices import devices_from_ids
 from scriptast.builders.categories.pytest.selection import find_test_target
 from scriptast.builders.request.read import build_request, read_request_file
@@ -26,7 +26,7 @@ from scriptast.builders.resolution.mounts import plan_mounts, remote_home
 from scriptast.builders.resolution.resolve import resolve
 from scriptast.builders.resolution.slurm_params import mpi_plugin, time_limit
 from scriptast.cluster.slurm_env import load_slurm_env
-from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.axes import placement
 from scriptast.contract.slurm_env import Partition, Pmix, SlurmEnv
 from scriptast.errors import InputError, ResolveError
 from scriptast.model.slurm import Mount
@@ -254,17 +254,16 @@ def test_properties_comments_and_separators(tmp_path: Path) -> None:
 def test_arch_rules() -> None:
     env = SlurmEnv(partitions=(Partition(name="p", arch="arm64"), Partition(name="n")))
     broken = SlurmEnv(errors=("SLURM client tools not found",), partitions=env.partitions)
-    docker = resolve_arch(ExecutionScenario.local_docker, None, None, "arm64")
+    docker = resolve_arch(placement("local_docker"), None, None, "arm64")
     assert (docker.name, docker.pmix_trusted) == ("aarch64", True)
     assert (
-        resolve_arch(ExecutionScenario.local_slurm, env.partitions[0], env, "x86_64").name
-        == "aarch64"
+        resolve_arch(placement("local_slurm"), env.partitions[0], env, "x86_64").name == "aarch64"
     )
-    local_null = resolve_arch(ExecutionScenario.local_slurm, env.partitions[1], env, "aarch64")
+    local_null = resolve_arch(placement("local_slurm"), env.partitions[1], env, "aarch64")
     assert (local_null.name, local_null.pmix_trusted) == ("aarch64", False)
-    remote_null = resolve_arch(ExecutionScenario.remote_slurm, env.partitions[1], env, "aarch64")
+    remote_null = resolve_arch(placement("remote_slurm"), env.partitions[1], env, "aarch64")
     assert (remote_null.name, remote_null.pmix_trusted) == ("x86_64", False)
-    no_tools = resolve_arch(ExecutionScenario.remote_slurm, broken.partitions[0], broken, "aarch64")
+    no_tools = resolve_arch(placement("remote_slurm"), broken.partitions[0], broken, "aarch64")
     assert (no_tools.name, no_tools.pmix_trusted) == ("x86_64", False)
     assert normalize_arch("AMD64") == "x86_64"
 

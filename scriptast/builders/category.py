@@ -7,14 +7,13 @@ from dataclasses import dataclass
 
 import msgspec
 
-from scriptast.builders.categories.perf_sanity.submit_plan import SubmitPlan
 from scriptast.builders.request.fields import Request, RequestPart
 from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
 from scriptast.builders.resolution.trail import Trail
-from scriptast.contract.axes import ExecutionScenario
-from scriptast.model.script import Script
-from scriptast.model.statements import ShellStatement
+from scriptast.builders.steps import JobSteps
+from scriptast.contract.axes import SLURM, placement
+from scriptast.model.submit_call import SubmitPlan
 
 
 class Patterns(msgspec.Struct, frozen=True):
@@ -35,8 +34,8 @@ class Facts(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def is_slurm(self) -> bool:
-        """True unless the job runs on a local docker host."""
-        return self.request.execution_scenario is not ExecutionScenario.local_docker
+        """True when Slurm queues the job (its cluster description sized it)."""
+        return placement(self.request.execution_scenario).scheduler == SLURM
 
 
 class Resolution(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,16 +59,6 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
-class SlurmScripts(msgspec.Struct, frozen=True, kw_only=True):
-    """A category's Slurm output: the batch script, other scripts by file name (written into
-    work_dir first) and local files the job also needs (`carried`); job_spec lists the other
-    scripts and the carried files as its extra files."""
-
-    main: Script
-    others: tuple[tuple[str, Script], ...] = ()
-    carried: tuple[str, ...] = ()
-
-
 def _accept(request: Request) -> None:
     """No check before the shared rules."""
 
@@ -87,9 +76,10 @@ def _no_folders(request: Request, log_dir: str) -> MountFolders:
 class Category:
     """One workflow category. `check_request` runs first, `route` may hand the request to
     another category, `mount_folders` adds mounts, `resolve` runs after the shared rules.
-    Slurm output comes from `build_slurm` (scripts), or from `submit` (a submit.py call
-    given the launch script's path, which writes it); `docker_commands` is the payload of
-    `docker run`, and without it `docker_refusal` is the error for local_docker."""
+    What the job runs comes from `steps` (a scheduler backend lowers them to its script), or
+    from `submit` (a submit.py call given the launch script's path, which writes it). A
+    category whose jobs run on one scheduler only names it in `only_on`; `refusal` is the
+    error for any other (`{scenario}` in it is the request's)."""
 
     name: str
     suffix: str
@@ -104,7 +94,7 @@ class Category:
     check_request: Callable[[Request], None] = _accept
     route: Callable[[Request], str | None] = _stay
     mount_folders: Callable[[Request, str], MountFolders] = _no_folders
-    build_slurm: Callable[[ResolvedJob], SlurmScripts] | None = None
+    steps: Callable[[ResolvedJob], JobSteps] | None = None
     submit: Callable[[ResolvedJob, str], SubmitPlan] | None = None
-    docker_commands: Callable[[ResolvedJob], tuple[ShellStatement, ...]] | None = None
-    docker_refusal: str = ""
+    only_on: str | None = None
+    refusal: str = ""

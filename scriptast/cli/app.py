@@ -106,7 +106,7 @@ def _command(workflow: str | None) -> Callable[..., None]:
         chosen = CATEGORIES[workflow]
         if chosen.submit is not None:  # submit.py writes the script: nothing to print
             hidden = (*hidden, "stdout", "shell")
-        if chosen.docker_refusal:
+        if chosen.only_on is not None:
             helps["execution_scenario"] = "local_slurm or remote_slurm (Slurm only)."
     parameters = emit_parameters(skip, hidden, helps)
     handler.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]

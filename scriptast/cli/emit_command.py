@@ -124,7 +124,7 @@ def _read_stdin() -> bytes:
 def _stdout_text(output: Output, shell: str | None) -> str:
     """The main script; a docker job on a terminal (or with --shell) as a command for the shell."""
     main = next(f for f in output.files if f.path == output.main_script)
-    if not output.job.is_docker or (shell is None and not sys.stdout.isatty()):
+    if output.docker_run is None or (shell is None and not sys.stdout.isatty()):
         return str(main.text)
     from scriptast.emitters.shells import QUOTERS, detect_shell, quoter_for
 

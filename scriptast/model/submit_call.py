@@ -1,6 +1,9 @@
-"""submit.py's call as typed values: the command line that makes a perf_sanity launch script."""
+"""submit.py's call as typed values: the command line that makes a perf_sanity launch script, and
+the config copy it must find first."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
@@ -30,3 +33,19 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
     install_mode: str = "source"
     wheel_path: str | None = None
     cluster_name: str | None = None
+
+
+class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
+    """A config submit.py reads and embeds, placed in the cluster work dir before it runs: the
+    user's file as it is (`text`), or a changed mapping for the emitter to write (`data`)."""
+
+    name: str
+    text: str | None = None
+    data: dict[str, Any] | None = None
+
+
+class SubmitPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """submit.py's call, and the config copy to place first (None: the config stays put)."""
+
+    submit: PerfSubmit
+    copy: ConfigCopy | None

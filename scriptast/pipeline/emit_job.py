@@ -8,26 +8,25 @@ from typing import Any
 
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category
-from scriptast.builders.common import batch_logs
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import kept_fields
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.resolve import resolve
 from scriptast.common.file_names import check_inside
-from scriptast.contract.job_spec import JobLogs
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import InputError
-from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
 from scriptast.pipeline.file_set import Made, Output, OutputFile
 from scriptast.pipeline.job_spec import build_job_spec
 from scriptast.pipeline.verified_emit import emit
+from scriptast.schedulers.backend import Lowered
+from scriptast.schedulers.docker.lower import DOCKER_CMD
+from scriptast.schedulers.registry import scheduler
 
 JOB_SPEC = "job_spec.json"
-DOCKER_CMD = "docker_cmd.sh"
 
 __all__ = ["DOCKER_CMD", "JOB_SPEC", "Output", "OutputFile", "generate", "write_outputs"]
 
@@ -55,47 +54,33 @@ def generate(
             "writing: drop --stdout"
         )
     _check_shell_text(job)
-    if job.is_docker:
-        made = _docker(job, chosen)
-    elif chosen.submit is not None:
+    if chosen.submit is not None:
         from scriptast.pipeline.perf_launch import submitted
 
         made = submitted(job, chosen.submit)
     else:
-        made = _scripted(job, chosen)
+        assert chosen.steps is not None
+        made = _lowered(job, scheduler(job.placement.scheduler).lower(job, chosen.steps(job)))
     return _finish(made, chosen)
 
 
-def _docker(job: ResolvedJob, chosen: Category) -> Made:
-    """docker_cmd.sh: the category's commands in one `docker run`."""
-    from scriptast.builders.docker_job import build_docker
-
-    assert chosen.docker_commands is not None
-    script = build_docker(job, chosen.docker_commands(job))
-    main = _file(job, DOCKER_CMD, script)
-    run = script.body[0]
-    assert isinstance(run, DockerRun)
-    docker_cmd = "\n".join(BashEmitter().statement(run, 0))
-    logs = JobLogs(output=f"{job.work_dir}/{job.model_name}_local.log")
-    return Made(job=job, files=(main,), main=main, script_path=None, logs=logs, docker_run=run,
-                docker_cmd=docker_cmd)  # fmt: skip
-
-
-def _scripted(job: ResolvedJob, chosen: Category) -> Made:
-    """The category's Slurm scripts: its others first, then `<job_name>.slurm`."""
-    assert chosen.build_slurm is not None
-    scripts = chosen.build_slurm(job)
-    files = [_file(job, name, script) for name, script in scripts.others]
-    main = _file(job, f"{job.job_name}.slurm", scripts.main)
-    extra = (*(f.path for f in files), *scripts.carried)
+def _lowered(job: ResolvedJob, lowered: Lowered) -> Made:
+    """The files of a job its scheduler backend lowered: its other scripts first, then the
+    main one; job_spec lists the others and the carried files as extra files."""
+    files = [_file(job, name, script) for name, script in lowered.others]
+    main = _file(job, lowered.main_name, lowered.main)
+    extra = (*(f.path for f in files), *lowered.carried)
+    run = lowered.docker_run
     return Made(
         job=job,
         files=(*files, main),
         main=main,
-        script_path=main.path,
-        logs=batch_logs(job),
+        script_path=main.path if lowered.names_script else None,
+        logs=lowered.logs,
         extra=extra,
         destinations=_destinations(job, extra),
+        docker_run=run,
+        docker_cmd="\n".join(BashEmitter().statement(run, 0)) if run is not None else None,
     )
 
 

@@ -7,7 +7,7 @@ import msgspec
 
 from scriptast.builders.category import Patterns
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.contract.axes import ExecutionScenario, placement
+from scriptast.contract.axes import DOCKER
 from scriptast.contract.job_spec import JobLogs, JobSpec
 
 
@@ -37,8 +37,9 @@ def build_job_spec(
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
     each extra file (remote_slurm); `logs` the files the job's output goes to."""
     pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
-    persistent = job.scenario is ExecutionScenario.local_slurm and bool(job.persistent_mode)
-    where = placement(job.scenario)
+    persistent = bool(job.persistent_mode)
+    where = job.placement
+    docker = where.scheduler == DOCKER
     container = launch.container_name if launch else job.job_name
     return JobSpec(
         workflow_type=job.workflow,
@@ -60,11 +61,11 @@ def build_job_spec(
         container_name=container if persistent else None,
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,
-        log_file=logs.output if job.is_docker else None,
+        log_file=logs.output if docker else None,
         work_dir=job.work_dir,
         repo_root=job.repo_root,
         node_count=job.slurm.nodes if job.slurm is not None else None,
-        container_image=None if job.is_docker else job.image_enroot,
+        container_image=job.image_enroot if job.slurm is not None else None,
         scheduler=where.scheduler,
         transport=where.transport,
         logs=logs,

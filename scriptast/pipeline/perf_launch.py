@@ -12,7 +12,6 @@ import msgspec
 from scriptast.builders.categories.perf_sanity.submit_plan import (
     LAUNCH_SH,
     SUBMIT_WRITES,
-    SubmitPlan,
     cluster_name_of,
     precheck_path,
 )
@@ -23,6 +22,7 @@ from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
+from scriptast.model.submit_call import SubmitPlan
 from scriptast.pipeline.file_set import Made, OutputFile
 from scriptast.pipeline.job_spec import LaunchFacts
 from scriptast.pipeline.submit_py import Staged, Watched, Writes, run_submit

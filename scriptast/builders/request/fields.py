@@ -7,7 +7,7 @@ from typing import ClassVar, Literal, TypeVar
 
 import msgspec
 
-from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType, placement
 
 
 class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -64,6 +64,11 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     install_mode: Literal["source", "wheel"] = "source"
     wheel_path: str | None = None
     parts: tuple[RequestPart, ...] = ()
+
+    @property
+    def placement(self) -> Placement:
+        """The scenario on its two axes: the scheduler and the transport."""
+        return placement(self.execution_scenario)
 
     def part(self, kind: type[P]) -> P:
         """The category part `kind` of this request (all its fields unset when none was given)."""

@@ -12,7 +12,6 @@ import msgspec
 
 from scriptast.builders.request.fields import Request
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import InputError
 
@@ -46,7 +45,7 @@ def existing_job_spec(work_dir: str) -> dict[str, Any] | None:
 def with_forwarded(request: Request) -> tuple[Request, frozenset[str]]:
     """The request with each forwarded value it lacks taken from work_dir's job_spec.json, and
     the names of the fields taken."""
-    remote = request.execution_scenario is ExecutionScenario.remote_slurm
+    remote = request.placement.remote
     wanted = [
         field
         for field in FORWARDED

@@ -25,7 +25,7 @@ from scriptast.builders.request.fields import (
 from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
-from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType
 from scriptast.errors import InputError
 
 
@@ -178,7 +178,8 @@ def build_request(
         value = merged.get(name)
         if isinstance(value, str) and value:
             merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
-    remote = merged.get("execution_scenario") == "remote_slurm"
+    where = PLACEMENTS.get(str(merged.get("execution_scenario")))
+    remote = where is not None and where.remote
     for name in HOST_PATH_FIELDS:
         value = merged.get(name)
         if isinstance(value, str) and value and not remote:

@@ -7,7 +7,7 @@ import platform
 
 import msgspec
 
-from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.axes import SLURM, Placement
 from scriptast.contract.slurm_env import Partition, SlurmEnv
 
 ARCH_ALIASES = {"arm64": "aarch64", "aarch64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
@@ -28,19 +28,19 @@ def normalize_arch(value: str) -> str:
 
 
 def resolve_arch(
-    scenario: ExecutionScenario,
+    where: Placement,
     partition: Partition | None,
     slurm_env: SlurmEnv | None,
     machine: str | None = None,
 ) -> Arch:
     """The seed's Step 1 arch rules."""
     here = normalize_arch(machine or platform.machine())
-    if scenario is ExecutionScenario.local_docker:
+    if where.scheduler != SLURM:
         return Arch(here, "this machine (uname -m)", True)
     missing_tools = slurm_env is not None and slurm_env.client_tools_missing
     if partition is not None and partition.arch and not missing_tools:
         return Arch(normalize_arch(partition.arch), f"slurm_env partition {partition.name!r}", True)
     why = "slurm_env: SLURM client tools not found" if missing_tools else "partition arch is null"
-    if scenario is ExecutionScenario.local_slurm:
+    if not where.remote:
         return Arch(here, f"this machine (uname -m), {why}", False)
     return Arch("x86_64", f"default for remote_slurm, {why}", False)

@@ -9,9 +9,12 @@ import msgspec
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution.trail import TrailEntry, explain_table
 from scriptast.cluster.slurm_env import LoadedSlurmEnv
-from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType, placement
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount
+
+WHEEL_GLOB = "build/tensorrt_llm-*.whl"
+"""The wheel an install from a wheel takes when none is named: the first of these (sorted)."""
 
 
 class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,6 +43,10 @@ class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
 
     def extra_requirements(self) -> tuple[str, ...]:
         """Requirement files the install step adds after requirements-dev.txt."""
+        return ()
+
+    def carried(self) -> tuple[str, ...]:
+        """Local files the job needs beside its scripts (copied to a cluster with them)."""
         return ()
 
 
@@ -87,9 +94,9 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
         return self.work
 
     @property
-    def is_docker(self) -> bool:
-        """True for local_docker."""
-        return self.scenario is ExecutionScenario.local_docker
+    def placement(self) -> Placement:
+        """The scenario on its two axes: the scheduler and the transport."""
+        return placement(self.scenario)
 
     def explain(self) -> str:
         """The resolution trail as an aligned table: field, value, source."""

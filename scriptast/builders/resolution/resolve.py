@@ -8,19 +8,18 @@ import msgspec
 
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Facts, Resolution
-from scriptast.builders.common import WHEEL_GLOB
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
 from scriptast.builders.resolution import model_name as names, slurm_params
 from scriptast.builders.resolution.arch import Arch, resolve_arch
 from scriptast.builders.resolution.image import resolve_image
-from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.resolution.job import WHEEL_GLOB, ResolvedJob
 from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
 from scriptast.common.file_names import check_component, is_safe_component
-from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.axes import SLURM, placement
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.contract.slurm_env import Partition
 from scriptast.errors import ResolveError
@@ -46,7 +45,8 @@ def resolve(
     for field in ("required_devices", "node_count"):
         check_positive(getattr(request, field), field, ResolveError)
     chosen = _category(request)
-    is_slurm = request.execution_scenario is not ExecutionScenario.local_docker
+    where = placement(request.execution_scenario)
+    is_slurm = where.scheduler == SLURM
     if not Path(request.repo_root).is_dir():
         raise ResolveError(
             f"repo_root {request.repo_root} is not a directory: give the TensorRT-LLM checkout "
@@ -55,7 +55,7 @@ def resolve(
         )
     place = _place(request, trail, forwarded)
     env = place.loaded.env if place.loaded else None
-    arch = resolve_arch(request.execution_scenario, place.partition, env, machine)
+    arch = resolve_arch(where, place.partition, env, machine)
     trail.add("arch", arch.name, arch.source)
     image = resolve_image(request.container_image, request.repo_root, arch.name, squashfs=is_slurm)
     trail.add("docker_image", image.canonical, image.source)
@@ -121,9 +121,10 @@ def _category(request: Request) -> Category:
     workflow.check_request(request)
     routed = workflow.route(request)
     chosen = category(routed) if routed else workflow
-    docker = request.execution_scenario is ExecutionScenario.local_docker
-    if docker and chosen.docker_commands is None:
-        raise ResolveError(chosen.docker_refusal, field="execution_scenario")
+    scenario = request.execution_scenario
+    if chosen.only_on is not None and placement(scenario).scheduler != chosen.only_on:
+        refusal = chosen.refusal.format(scenario=str(scenario))
+        raise ResolveError(refusal, field="execution_scenario")
     return chosen
 
 
@@ -134,10 +135,11 @@ def _source(field: str, forwarded: frozenset[str]) -> str:
 def _place(request: Request, trail: Trail, forwarded: frozenset[str]) -> _Place:
     """slurm_env, partition and account (Slurm), then the project and log folders."""
     scenario = request.execution_scenario
-    remote = scenario is ExecutionScenario.remote_slurm
+    where = placement(scenario)
+    remote = where.remote
     loaded: LoadedSlurmEnv | None = None
     partition: Partition | None = None
-    if scenario is not ExecutionScenario.local_docker:
+    if where.scheduler == SLURM:
         partition_name = slurm_params.require(request.partition, "partition", scenario.value)
         account = slurm_params.require(request.account, "account", scenario.value)
         loaded = load_slurm_env(request.slurm_env_file, scenario.value)
@@ -213,7 +215,7 @@ def _mounts(
     assert request.llm_models_root is not None
     extra = chosen.mount_folders(request, place.log_dir)
     env = place.loaded.env if place.loaded else None
-    if request.execution_scenario is ExecutionScenario.remote_slurm:
+    if placement(request.execution_scenario).remote:
         home_dir, home_source = remote_home(
             env.remote_cwd if env else None, request.remote_home, env.home if env else None
         )
@@ -243,15 +245,16 @@ def _mounts(
 
 
 def _check_local_models(request: Request, trail: Trail) -> None:
-    """A models path on this machine that does not exist: docker cannot mount it; a Slurm
-    node may still have it, so there it is a warning."""
-    if request.execution_scenario is ExecutionScenario.remote_slurm:
+    """A models path on this machine that does not exist: a job this machine runs (docker)
+    cannot mount it; a Slurm node may still have it, so there it is a warning."""
+    where = placement(request.execution_scenario)
+    if where.remote:
         return
     for field in ("models_path", "checkpoint_path"):
         value = getattr(request, field)
         if not value or Path(value).exists():
             continue
-        if request.execution_scenario is ExecutionScenario.local_docker:
+        if where.scheduler != SLURM:
             raise ResolveError(
                 f"{field} {value} does not exist; docker cannot mount it", field=field
             )
@@ -329,8 +332,10 @@ def _slurm(
 
 
 def _persistent(request: Request, trail: Trail) -> bool | None:
-    """local_slurm: persistent mode, on by default; elsewhere not applicable (None)."""
-    if request.execution_scenario is not ExecutionScenario.local_slurm:
+    """local_slurm: persistent mode, on by default; elsewhere not applicable (None): a
+    persistent allocation is a Slurm one, and a remote cluster's executor keeps its own."""
+    where = placement(request.execution_scenario)
+    if where.scheduler != SLURM or where.remote:
         return None
     persistent = True if request.persistent_mode is None else request.persistent_mode
     source = "input" if request.persistent_mode is not None else "default"

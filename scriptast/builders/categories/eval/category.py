@@ -1,164 +1,12 @@
-"""Category 5, eval: trtllm-eval on one node, always under --mpi; over more nodes than one, the
-perf-sanity path with accuracy on (see categories.perf_sanity)."""
+"""eval's record: Category 5, trtllm-eval on one node, always under --mpi; over more nodes than
+one, the perf-sanity path with accuracy on."""
 
 from __future__ import annotations
 
-import math
-import posixpath
-from pathlib import Path
-
-from scriptast.builders import common
 from scriptast.builders.categories.eval.request import EvalRequest
-from scriptast.builders.categories.perf_sanity.category import eval_fallback
-from scriptast.builders.category import Category, Facts, Patterns, Resolution, SlurmScripts
-from scriptast.builders.request.fields import Request
-from scriptast.builders.resolution import model_name as names
-from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
-from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
-from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag
-from scriptast.builders.resolution.trail import Trail
-from scriptast.contract.axes import ExecutionScenario
-from scriptast.errors import ResolveError
-from scriptast.model.statements import ShellStatement
-from scriptast.readers.shellwords import tokenize
-
-REQUIREMENTS = "examples/trtllm-eval/requirements.txt"
-
-
-class EvalWork(Work, frozen=True, kw_only=True, tag="eval"):
-    """The eval command (its HuggingFace `--model` made a local path) and whether the
-    checkout has trtllm-eval's requirements file to install."""
-
-    command: UserCommand
-    requirements: bool = False
-
-    def commands(self) -> tuple[tuple[str, UserCommand], ...]:
-        return (("eval_cmd", self.command),)
-
-    def extra_requirements(self) -> tuple[str, ...]:
-        return (REQUIREMENTS,) if self.requirements else ()
-
-
-def check_request(request: Request) -> None:
-    """eval_cmd is required."""
-    if not request.part(EvalRequest).eval_cmd:
-        raise ResolveError("eval_cmd is required for workflow_type eval", field="eval_cmd")
-
-
-def eval_parallelism(
-    eval_cmd: str, gpus_per_node: Sourced | None
-) -> tuple[Parallelism, Sourced | None]:
-    """eval: world_size = --tp_size * --pp_size; `--gpus_per_node` overrides the cluster's."""
-    argv = [t.value for t in tokenize(eval_cmd, "eval_cmd") if t.kind == "word"]
-    tp = int_flag(argv, "--tp_size", 1, "eval_cmd")
-    pp = int_flag(argv, "--pp_size", 1, "eval_cmd")
-    override = int_flag(argv, "--gpus_per_node", 0, "eval_cmd")
-    per_node = override if override.value else gpus_per_node
-    world = tp.value * pp.value
-    devices = Sourced(world, f"tp_size * pp_size = {tp.value} * {pp.value}")
-    multi = per_node is not None and world > per_node.value
-    nodes = math.ceil(world / per_node.value) if multi and per_node else 1
-    result = Parallelism(
-        devices, world, tp, pp, Sourced(0, "default"), nodes, world, math.ceil(world / nodes), multi
-    )
-    return result, per_node
-
-
-def resolve(facts: Facts, trail: Trail) -> Resolution:
-    """world_size from the command; past one node, the perf-sanity fallback (Slurm only)."""
-    request = facts.request
-    eval_cmd = request.part(EvalRequest).eval_cmd
-    assert eval_cmd is not None
-    par, per_node = eval_parallelism(eval_cmd, facts.gpus_per_node)
-    if par.multi_node_eval and not facts.is_slurm:
-        raise ResolveError(
-            f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
-            f"{per_node.value if per_node else '?'}), but local_docker runs on this one "
-            "machine and trtllm-eval is single-node; run it on Slurm (local_slurm or "
-            "remote_slurm), where it goes through the perf-sanity path",
-            field="eval_cmd",
-        )
-    if par.multi_node_eval:
-        work = eval_fallback(request, par, per_node, trail)
-        return Resolution(
-            work=work,
-            parallelism=par,
-            derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
-            world_source="required_devices",
-            gpus_per_node=per_node,
-            gres_need=None,
-        )
-    command = _eval_command(eval_cmd, facts.models_host_path, request, trail)
-    requirements = (Path(request.repo_root) / REQUIREMENTS).is_file()
-    return Resolution(
-        work=EvalWork(command=command, requirements=requirements),
-        parallelism=par,
-        derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
-        world_source="tp * pp",
-        gpus_per_node=per_node,
-        gres_need=par.ntasks_per_node,
-    )
-
-
-def _eval_command(
-    eval_cmd: str, models_host: str | None, request: Request, trail: Trail
-) -> UserCommand:
-    """eval_cmd with a HuggingFace `--model` rewritten to its directory under llm_models_root."""
-    command = user_command(eval_cmd, "eval_cmd")
-    argv = list(command.argv or ())
-    for index, word in enumerate(argv):
-        inline = word.startswith("--model=")
-        if word != "--model" and not inline:
-            continue
-        value_index = index if inline else index + 1
-        if value_index >= len(argv):
-            break
-        value = argv[value_index].removeprefix("--model=")
-        if not is_hf_id(value):
-            continue
-        if request.execution_scenario is ExecutionScenario.remote_slurm:
-            trail.warn(
-                f"model {value!r} is a HuggingFace id; the models host path "
-                f"{models_host or '(unknown)'} is on the cluster, which scriptast does not "
-                "search from here: give --model as its path under llm_models_root, or "
-                "trtllm-eval will try to download it"
-            )
-            continue
-        relative = find_model_dir(models_host, value) if models_host else None
-        if relative is None:
-            trail.warn(
-                f"model {value!r} was not found under the models host path "
-                f"{models_host or '(unknown)'} (depth <= 3); trtllm-eval will try to download it"
-            )
-            continue
-        local = posixpath.join(request.llm_models_root or "/", relative)
-        argv[value_index] = f"--model={local}" if inline else local
-        trail.add("eval --model", local, f"HF id {value} found under {models_host}")
-    if command.argv is None:
-        if "--model" in eval_cmd:
-            trail.warn("eval_cmd is not a plain command; its --model was not rewritten")
-        return command
-    return UserCommand(text=eval_cmd, argv=tuple(argv), redirects=command.redirects)
-
-
-def build_slurm(job: ResolvedJob) -> SlurmScripts:
-    """Install (with the eval requirements), then the eval step, always under --mpi; with
-    world_size 2 the step is `srun -l --ntasks=2 --mpi=<plugin> ... bash -c '...
-    trtllm-llmapi-launch trtllm-eval --model /models/x --tp_size 2 gsm8k'`."""
-    work = job.work_as(EvalWork)
-    assert job.slurm is not None
-    prefix = common.with_launcher(work.command, job.world_size)
-    body = (common.models_root_export(job), common.run_command(work.command, prefix))
-    step = common.task_step(job, job.world_size, job.slurm.mpi_plugin, *body)
-    script = common.slurm_script(job, "TRT-LLM trtllm-eval job", common.exit_capture(step, "Eval"))
-    return SlurmScripts(main=script)
-
-
-def docker_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
-    """The eval command."""
-    return (common.run_command(job.work_as(EvalWork).command),)
-
+from scriptast.builders.categories.eval.steps import steps
+from scriptast.builders.categories.eval.work import check_request, resolve
+from scriptast.builders.category import Category, Patterns
 
 CATEGORY = Category(
     name="eval",
@@ -180,6 +28,5 @@ CATEGORY = Category(
     ),
     check_request=check_request,
     resolve=resolve,
-    build_slurm=build_slurm,
-    docker_commands=docker_commands,
+    steps=steps,
 )

@@ -7,8 +7,6 @@ import posixpath
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.text_files import read_text_file, yaml_problem
 from scriptast.errors import ResolveError
@@ -24,22 +22,6 @@ CONFIG_FOLDERS = {
 }
 DRAFT = "jenkins/scripts/perf/{mode}/slurm_launch_draft.sh"
 PRECHECK = "tests/scripts/perf-sanity/cache_transceiver_precheck"
-
-
-class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
-    """A config submit.py reads and embeds, placed in the cluster work dir before it runs: the
-    user's file as it is (`text`), or a changed mapping for the emitter to write (`data`)."""
-
-    name: str
-    text: str | None = None
-    data: dict[str, Any] | None = None
-
-
-class SubmitPlan(msgspec.Struct, frozen=True, kw_only=True):
-    """submit.py's call, and the config copy to place first (None: the config stays put)."""
-
-    submit: PerfSubmit
-    copy: ConfigCopy | None
 
 
 def load_config(path: str) -> dict[str, Any]:

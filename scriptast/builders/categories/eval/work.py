@@ -1,0 +1,139 @@
+"""eval's work and rule: world_size from --tp_size and --pp_size; a HuggingFace `--model` found
+under the models root; past one node, the perf-sanity fallback."""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from pathlib import Path
+
+from scriptast.builders.categories.eval.request import EvalRequest
+from scriptast.builders.categories.perf_sanity.work import eval_fallback
+from scriptast.builders.category import Facts, Resolution
+from scriptast.builders.request.fields import Request
+from scriptast.builders.resolution import model_name as names
+from scriptast.builders.resolution.commands import user_command
+from scriptast.builders.resolution.job import UserCommand, Work
+from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
+from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag
+from scriptast.builders.resolution.trail import Trail
+from scriptast.errors import ResolveError
+from scriptast.readers.shellwords import tokenize
+
+REQUIREMENTS = "examples/trtllm-eval/requirements.txt"
+
+
+class EvalWork(Work, frozen=True, kw_only=True, tag="eval"):
+    """The eval command (its HuggingFace `--model` made a local path) and whether the
+    checkout has trtllm-eval's requirements file to install."""
+
+    command: UserCommand
+    requirements: bool = False
+
+    def commands(self) -> tuple[tuple[str, UserCommand], ...]:
+        return (("eval_cmd", self.command),)
+
+    def extra_requirements(self) -> tuple[str, ...]:
+        return (REQUIREMENTS,) if self.requirements else ()
+
+
+def check_request(request: Request) -> None:
+    """eval_cmd is required."""
+    if not request.part(EvalRequest).eval_cmd:
+        raise ResolveError("eval_cmd is required for workflow_type eval", field="eval_cmd")
+
+
+def eval_parallelism(
+    eval_cmd: str, gpus_per_node: Sourced | None
+) -> tuple[Parallelism, Sourced | None]:
+    """eval: world_size = --tp_size * --pp_size; `--gpus_per_node` overrides the cluster's."""
+    argv = [t.value for t in tokenize(eval_cmd, "eval_cmd") if t.kind == "word"]
+    tp = int_flag(argv, "--tp_size", 1, "eval_cmd")
+    pp = int_flag(argv, "--pp_size", 1, "eval_cmd")
+    override = int_flag(argv, "--gpus_per_node", 0, "eval_cmd")
+    per_node = override if override.value else gpus_per_node
+    world = tp.value * pp.value
+    devices = Sourced(world, f"tp_size * pp_size = {tp.value} * {pp.value}")
+    multi = per_node is not None and world > per_node.value
+    nodes = math.ceil(world / per_node.value) if multi and per_node else 1
+    result = Parallelism(
+        devices, world, tp, pp, Sourced(0, "default"), nodes, world, math.ceil(world / nodes), multi
+    )
+    return result, per_node
+
+
+def resolve(facts: Facts, trail: Trail) -> Resolution:
+    """world_size from the command; past one node, the perf-sanity fallback (Slurm only)."""
+    request = facts.request
+    eval_cmd = request.part(EvalRequest).eval_cmd
+    assert eval_cmd is not None
+    par, per_node = eval_parallelism(eval_cmd, facts.gpus_per_node)
+    if par.multi_node_eval and not facts.is_slurm:
+        raise ResolveError(
+            f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
+            f"{per_node.value if per_node else '?'}), but local_docker runs on this one "
+            "machine and trtllm-eval is single-node; run it on Slurm (local_slurm or "
+            "remote_slurm), where it goes through the perf-sanity path",
+            field="eval_cmd",
+        )
+    if par.multi_node_eval:
+        work = eval_fallback(request, par, per_node, trail)
+        return Resolution(
+            work=work,
+            parallelism=par,
+            derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
+            world_source="required_devices",
+            gpus_per_node=per_node,
+            gres_need=None,
+        )
+    command = _eval_command(eval_cmd, facts.models_host_path, request, trail)
+    requirements = (Path(request.repo_root) / REQUIREMENTS).is_file()
+    return Resolution(
+        work=EvalWork(command=command, requirements=requirements),
+        parallelism=par,
+        derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
+        world_source="tp * pp",
+        gpus_per_node=per_node,
+        gres_need=par.ntasks_per_node,
+    )
+
+
+def _eval_command(
+    eval_cmd: str, models_host: str | None, request: Request, trail: Trail
+) -> UserCommand:
+    """eval_cmd with a HuggingFace `--model` rewritten to its directory under llm_models_root."""
+    command = user_command(eval_cmd, "eval_cmd")
+    argv = list(command.argv or ())
+    for index, word in enumerate(argv):
+        inline = word.startswith("--model=")
+        if word != "--model" and not inline:
+            continue
+        value_index = index if inline else index + 1
+        if value_index >= len(argv):
+            break
+        value = argv[value_index].removeprefix("--model=")
+        if not is_hf_id(value):
+            continue
+        if request.placement.remote:
+            trail.warn(
+                f"model {value!r} is a HuggingFace id; the models host path "
+                f"{models_host or '(unknown)'} is on the cluster, which scriptast does not "
+                "search from here: give --model as its path under llm_models_root, or "
+                "trtllm-eval will try to download it"
+            )
+            continue
+        relative = find_model_dir(models_host, value) if models_host else None
+        if relative is None:
+            trail.warn(
+                f"model {value!r} was not found under the models host path "
+                f"{models_host or '(unknown)'} (depth <= 3); trtllm-eval will try to download it"
+            )
+            continue
+        local = posixpath.join(request.llm_models_root or "/", relative)
+        argv[value_index] = f"--model={local}" if inline else local
+        trail.add("eval --model", local, f"HF id {value} found under {models_host}")
+    if command.argv is None:
+        if "--model" in eval_cmd:
+            trail.warn("eval_cmd is not a plain command; its --model was not rewritten")
+        return command
+    return UserCommand(text=eval_cmd, argv=tuple(argv), redirects=command.redirects)

@@ -1,0 +1,91 @@
+"""submit.py's call for a perf_sanity job: the final `--launch-sh`, the cluster `--work-dir` and
+`--llm-src` with the local launch draft for a remote job, and the config copy it must find."""
+
+from __future__ import annotations
+
+import posixpath
+
+from scriptast.builders.categories.perf_sanity.submit_plan import (
+    DRAFT,
+    LAUNCH_SH,
+    check_passable,
+    cluster_name_of,
+    config_of_test_id,
+    load_config,
+    local_file,
+    runtime_mode,
+)
+from scriptast.builders.categories.perf_sanity.work import PerfWork
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.common.file_names import check_component
+from scriptast.common.text_files import read_text_file
+from scriptast.errors import ResolveError
+from scriptast.model.submit_call import ConfigCopy, PerfSubmit, SubmitPlan
+
+
+def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
+    """submit.py's arguments: the final `--launch-sh`, remote `--work-dir`/`--llm-src` with the
+    local draft for remote_slurm, and any config copy it must find in the cluster work dir."""
+    perf = job.work_as(PerfWork)
+    assert job.slurm is not None
+    remote = job.placement.remote
+    copy: ConfigCopy | None = None
+    config, test_name, test_list = perf.config_file, perf.test_name, perf.test_list
+    mode: str | None = None
+    benchmark_mode: str | None = None
+    if config is None and remote:
+        config, test_name, mode, benchmark_mode = config_of_test_id(job.repo_root, test_list or "")
+        test_list = None
+    if config is not None:
+        if perf.accuracy:
+            from scriptast.builders.categories.perf_sanity.fallback import Fallback, accuracy_copy
+
+            assert perf.accuracy_task is not None
+            stem = posixpath.splitext(posixpath.basename(config))[0]
+            planned = Fallback(test_name, perf.accuracy_task, ())
+            copy = ConfigCopy(name=f"{stem}_accuracy.yaml", data=accuracy_copy(config, planned))
+        elif remote:
+            text = read_text_file(config, "perf_config_yaml")
+            copy = ConfigCopy(name=posixpath.basename(config), text=text)
+        mode = mode or runtime_mode(load_config(config), config)
+    if copy is not None:
+        check_component(copy.name, "perf config copy")
+        if copy.name in GENERATED_NAMES:
+            raise ResolveError(
+                f"perf_config_yaml {config} is named like a file submit.py or emit writes "
+                f"({copy.name}): its copy would be overwritten; rename the config",
+                field="perf_config_yaml",
+            )
+        config = posixpath.join(job.log_dir, copy.name)
+    draft = None
+    if remote:
+        assert mode is not None
+        draft = local_file(job.repo_root, DRAFT.format(mode=mode), "the launch draft")
+    submit = PerfSubmit(
+        python="python3",
+        submit_py=perf.submit_py,
+        partition=job.slurm.partition,
+        account=job.slurm.account,
+        job_name=job.job_name,
+        image=job.image_enroot,
+        mounts=job.mounts,
+        work_dir=job.log_dir,
+        llm_src=job.project_path,
+        llm_models_root=job.llm_models_root,
+        launch_sh=launch_sh,
+        time=job.slurm.time_limit,
+        test_list=test_list if config is None else None,
+        config_file=config,
+        test_name=test_name,
+        benchmark_mode=benchmark_mode,
+        draft_launch_sh=draft,
+        install_mode=job.request.install_mode,
+        wheel_path=job.request.wheel_path,
+        cluster_name=cluster_name_of(job)[0],
+    )
+    check_passable(submit, remote=job.log_dir != job.work_dir)
+    return SubmitPlan(submit=submit, copy=copy)
+
+
+GENERATED_NAMES = frozenset({LAUNCH_SH, "test_list.txt", "job_spec.json", "run.json", "run.exit"})
+"""Files a perf_sanity job's work dir gets from submit.py, emit and run."""

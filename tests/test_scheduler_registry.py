@@ -1,0 +1,158 @@
+"""A scheduler is one folder and one registry line: a toy backend (mpirun on this host), registered
+here with a scenario that places jobs on it, lowers every category's steps and runs through emit
+(resolve, verify, job_spec.json, the summary) with no edit in any category; the scheduler and
+transport seams keep apart."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import scriptast
+from scriptast.builders.request.read import build_request
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.steps import JobSteps
+from scriptast.contract import axes
+from scriptast.contract.job_spec import JobLogs
+from scriptast.contract.run_record import JobState
+from scriptast.emitters.bash import BashEmitter
+from scriptast.errors import InputError
+from scriptast.model.script import Script
+from scriptast.model.statements import Comment, ShellStatement, cmd
+from scriptast.pipeline.emit_job import generate
+from scriptast.schedulers import registry
+from scriptast.schedulers.backend import Lowered, SchedulerBackend
+from scriptast.schedulers.shell import install_commands, payload, statements
+from tests.site import Site
+
+PACKAGE = Path(scriptast.__file__).resolve().parent
+
+
+def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+    """Each step as `mpirun -np N bash -c '...'` on this host, one after another."""
+    body: list[ShellStatement] = list(install_commands(job)) if job.install else []
+    for step in planned.steps:
+        inner = [each for a in step.actions for each in statements(job, a, step.tasks)]
+        text = BashEmitter().payload_text(payload(*inner))
+        body.append(cmd("mpirun", "-np", str(step.tasks), "bash", "-c", text))
+    script = Script(header=(Comment(text=f"{planned.title}, run with mpirun."),), body=tuple(body))
+    logs = JobLogs(output=f"{job.work_dir}/{job.job_name}.log")
+    return Lowered(main_name="run_job.sh", main=script, logs=logs)
+
+
+TOY = SchedulerBackend(
+    name="mpirun",
+    lower=_lower,
+    states={"RUNNING": JobState.RUNNING, "DONE": JobState.COMPLETED},
+)
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(registry, "SCHEDULERS", dict(registry.SCHEDULERS))
+    monkeypatch.setattr(axes, "PLACEMENTS", dict(axes.PLACEMENTS))
+    registry.register(TOY)
+    axes.PLACEMENTS["local_mpirun"] = axes.Placement("mpirun", axes.LOCAL)
+    yield
+
+
+def _toy_request(site: Site, **fields: Any) -> Any:
+    docker_free = {"slurm_env_file": None, "partition": None, "account": None}
+    request = build_request(
+        site.fields(execution_scenario="local_docker", env_check={"gpus_per_node": 8},
+                    **docker_free, **fields),
+        {},
+    )  # fmt: skip
+    # the request's execution_scenario names the new placement (a real one adds its value)
+    return msgspec.structs.replace(request, execution_scenario="local_mpirun")
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"workflow_type": "bench", "bench_cmd": "trtllm-bench --model m throughput --tp 2"},
+            "mpirun -np 2 bash -c",
+        ),
+        (
+            {"workflow_type": "eval", "eval_cmd": "trtllm-eval --model /m/x gsm8k"},
+            "mpirun -np 1 bash -c",
+        ),
+        (
+            {"workflow_type": "custom", "custom_cmd": "echo hi", "required_devices": 2},
+            "mpirun -np 2 bash -c",
+        ),
+    ],
+)
+def test_a_registered_scheduler_runs_through_emit(
+    site: Site, registered: None, fields: dict[str, Any], expected: str
+) -> None:
+    output = generate(_toy_request(site, **fields), home=str(site.home))
+    main = next(f for f in output.files if f.path == output.main_script)
+    assert main.path.endswith("/run_job.sh") and expected in main.text
+    assert "# TRT-LLM" in main.text and "run with mpirun." in main.text
+    assert (output.job_spec.scheduler, output.job_spec.transport) == ("mpirun", "local")
+    assert output.job_spec.logs.output.endswith(".log") and output.job_spec.slurm_params is None
+    assert "Workflow: " in output.summary
+
+
+def test_a_category_that_only_slurm_runs_is_refused_elsewhere(site: Site, registered: None) -> None:
+    from scriptast.errors import ResolveError
+
+    config = site.repo / "tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml"
+    with pytest.raises(ResolveError, match="need Slurm: local_mpirun is not supported"):
+        generate(
+            _toy_request(site, workflow_type="perf_sanity", perf_config_yaml=str(config)),
+            home=str(site.home),
+        )
+
+
+def test_a_backend_maps_its_states_through_one_table() -> None:
+    slurm = registry.scheduler("slurm")
+    assert slurm.state("CANCELLED by 0") is JobState.CANCELLED
+    assert slurm.state("COMPLETING") is JobState.RUNNING and not JobState.RUNNING.final
+    assert slurm.state("NODE_FAIL") is JobState.NODE_FAIL
+    assert slurm.state("SOMETHING_NEW") is JobState.UNKNOWN
+    assert TOY.state("DONE") is JobState.COMPLETED
+
+
+def test_a_name_is_registered_once_and_an_unknown_one_is_one_error() -> None:
+    with pytest.raises(ValueError, match="registered already"):
+        registry.register(registry.SCHEDULERS["slurm"])
+    with pytest.raises(InputError, match="no scheduler backend 'pbs'; known: slurm, docker"):
+        registry.scheduler("pbs")
+
+
+def _imports(folder: str) -> set[str]:
+    found: set[str] = set()
+    for path in (PACKAGE / folder).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_schedulers_and_the_transports_never_import_each_other() -> None:
+    assert not any(m.startswith("scriptast.transports") for m in _imports("schedulers"))
+    assert not any(m.startswith("scriptast.schedulers") for m in _imports("transports"))
+
+
+def test_only_the_placement_table_names_the_scenarios() -> None:
+    named = {"local_docker", "local_slurm", "remote_slurm"}
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[0] in ("contract", "cli"):
+            continue  # the table itself; the command line's help texts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in named:
+                found.append(f"{path.relative_to(PACKAGE)}: {node.attr}")
+            elif isinstance(node, ast.Constant) and node.value in named:
+                found.append(f"{path.relative_to(PACKAGE)}: {node.value!r}")
+    assert found == []
