@@ -244,7 +244,7 @@ def remote_run(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[str, 
 
 
 def _control() -> str:
-    from scriptast.executor.ssh import control_dir
+    from scriptast.transports.ssh import control_dir
 
     return control_dir() + "/%C"
 

@@ -104,6 +104,14 @@ def pass_rate(batches: list[list[Any]], action: Callable[[Any], object]) -> floa
     return statistics.median(rates)
 
 
+def bench_script(job: Any) -> Any:
+    """A resolved bench job's batch script: its steps lowered by the Slurm backend."""
+    from scriptast.builders.categories.bench.steps import steps
+    from scriptast.schedulers.slurm.script import lower
+
+    return lower(job, steps(job)).main
+
+
 def library_rates() -> dict[str, float]:
     """scriptast's build + emit of bench scripts, without and with verification.
 
@@ -112,12 +120,10 @@ def library_rates() -> dict[str, float]:
     after a warm-up over other jobs. `same` repeats one script; `alone` forgets everything
     before each script."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.categories.bench.category import build_slurm
     from scriptast.builders.request.read import build_request
     from scriptast.builders.resolution.resolve import resolve
 
-    def build_bench(job: Any) -> Any:
-        return build_slurm(job).main
+    build_bench = bench_script
 
     from scriptast.emitters.bash import EMITTED, BashEmitter
     from scriptast.pipeline.verified_emit import emit
@@ -308,12 +314,10 @@ def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> fl
     not built before (after a warm-up over other jobs), resolve excluded; `by_shape=False`
     parses every statement whole, as verification did before shapes."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.categories.bench.category import build_slurm
     from scriptast.builders.request.read import build_request
     from scriptast.builders.resolution.resolve import resolve
 
-    def build_bench(job: Any) -> Any:
-        return build_slurm(job).main
+    build_bench = bench_script
 
     from scriptast.pipeline.verified_emit import emit
     from scriptast.readers import verify
@@ -337,12 +341,10 @@ def paired_throughput(python: Path, runs: int = 3) -> tuple[dict[str, Any], dict
     before) and the peers' builds, in turn `runs` times: the last peer figures, and the median
     per-pair ratios against submitit and NeMo-Run."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.categories.bench.category import build_slurm
     from scriptast.builders.request.read import build_request
     from scriptast.builders.resolution.resolve import resolve
 
-    def build_bench(job: Any) -> Any:
-        return build_slurm(job).main
+    build_bench = bench_script
 
     from scriptast.pipeline.verified_emit import emit
 

@@ -63,13 +63,15 @@ LAYERS = {
     "readers": 5,
     "builders": 6,
     "schedulers": 7,
+    "transports": 7,
+    "results": 7,
     "pipeline": 8,
     "executor": 8,
     "cli": 9,
 }
 """Each wing of the package and its height: an arrow may run down or stay in its wing, never up,
 and never sideways between two wings of one height (model and contract; emitters and readers;
-pipeline and executor)."""
+the scheduler backends, the transports and the results; pipeline and executor)."""
 MOST_TOP_MODULES = 5
 
 

@@ -65,7 +65,7 @@ def remote(site: Site, cluster: Cluster, sshd: SshServer, tmp_path: Path) -> Ite
 
 
 def _control_path() -> str:
-    from scriptast.executor.ssh import control_dir
+    from scriptast.transports.ssh import control_dir
 
     return control_dir() + "/%C"
 
@@ -228,7 +228,7 @@ def test_detach_then_watch_brings_back_logs_and_fetched_files(remote: Remote) ->
 
 def test_a_second_drop_of_the_master_is_an_error() -> None:
     from scriptast.errors import RunError
-    from scriptast.executor.ssh import SshTransport
+    from scriptast.transports.ssh import SshTransport
 
     transport = SshTransport("cluster")
     transport.reconnects = 1

@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
-from scriptast.contract.run_record import RECORD_VERSION, RunRecord, Verdict
+from scriptast.contract.run_record import RECORD_VERSION, JobState, RunRecord, Verdict
+from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
-from scriptast.executor.allocation import Allocation, AllocationParams, choose, time_seconds
 from scriptast.executor.follow import Follower, poll_delays
 from scriptast.executor.followed import BatchFollowed
 from scriptast.executor.job_files import LoadedJob, load_job, log_path
 from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.launch.process import container_name
+from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
-from scriptast.executor.slurm_client import SlurmClient, parse_exit_code
-from scriptast.executor.submit import container_name, parse_seconds
-from scriptast.executor.transport import Completed
 from scriptast.readers.launch_readback import read_launch_script
+from scriptast.schedulers.registry import scheduler
+from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose, time_seconds
+from scriptast.schedulers.slurm.client import SlurmClient, parse_exit_code
 from tests.run_site import SCRIPTAST
 
 # What Slurm 22.05 prints for these commands (format of `sacct -n -P -X -o JobID,State,ExitCode`,
@@ -52,6 +54,20 @@ class FakeTransport:
         self.calls.append(list(argv))
         return self.answers.get(argv[0], Completed(code=1, out="", err="not here"))
 
+    def run_shell(
+        self, command: str, *, timeout: float = 60.0, data: bytes | None = None
+    ) -> Completed:
+        raise AssertionError(f"a Slurm client ran a shell command: {command}")
+
+    def stream(self, command: str) -> subprocess.Popen[bytes]:
+        raise AssertionError(f"a Slurm client streamed: {command}")
+
+    def fetch(self, path: str) -> bytes | None:
+        raise AssertionError(f"a Slurm client fetched {path}")
+
+    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed:
+        raise AssertionError(f"a Slurm client wrote {path}")
+
 
 @pytest.mark.parametrize(
     ("state", "code", "flags", "success", "verdict"),
@@ -76,7 +92,7 @@ def test_the_first_verdict_that_applies_wins(
     given = {"hung": False, "timed_out": False, "cancelled": False, **flags}
     assert (
         judge(
-            state=state,
+            state=None if state is None else scheduler("slurm").state(state),
             exit_code=code,
             success_patterns=("passed",),
             success_found=success,
@@ -87,7 +103,7 @@ def test_the_first_verdict_that_applies_wins(
 
 
 def test_no_success_pattern_to_look_for_passes_on_exit_0() -> None:
-    assert judge(state="COMPLETED", exit_code=0, hung=False, timed_out=False, cancelled=False,
+    assert judge(state=JobState.COMPLETED, exit_code=0, hung=False, timed_out=False, cancelled=False,
                  success_patterns=(), success_found=False) is Verdict.PASSED  # fmt: skip
 
 
@@ -209,7 +225,7 @@ def _followed(job: LoadedJob, job_id: str, client: SlurmClient) -> BatchFollowed
         script=job.script, submitted_at="now", submit_command=(), job_id=job_id,
         out_log=f"{job.work_dir}/m_{job_id}.out",
     )  # fmt: skip
-    return BatchFollowed(job, record, client, lambda data: None, None)
+    return BatchFollowed(job, record, Writer(write=lambda data: None, prefix=None), client)
 
 
 def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
@@ -331,7 +347,7 @@ def test_run_reads_exactly_the_job_spec_fields_the_docs_say() -> None:
 
     source = "".join(
         p.read_text()
-        for p in (Path(__file__).resolve().parent.parent / "scriptast/executor").glob("*.py")
+        for p in (Path(__file__).resolve().parent.parent / "scriptast/executor").rglob("*.py")
     )
     read = set(re.findall(r"\bspec\.(\w+)", source)) & set(JobSpec.__struct_fields__)
     assert read == set(build.RUN_READS)
@@ -367,7 +383,8 @@ def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None
     import msgspec
 
     from scriptast.contract.job_spec import SlurmParams
-    from scriptast.executor.submit import RunOptions, uses_allocation
+    from scriptast.executor.launch.submit import uses_allocation
+    from scriptast.executor.options import RunOptions
 
     params = SlurmParams(partition="p", account="a", time_limit="01:00:00", nodes=1, ntasks=1,
                          ntasks_per_node=1, gpus_per_node=8, gres=None, mpi_plugin=None)  # fmt: skip
@@ -409,9 +426,9 @@ def test_python_dash_m_scriptast_is_the_console_script() -> None:
 
 
 def test_a_cluster_command_is_read_back_before_ssh_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scriptast.executor import ssh
+    from scriptast.transports import ssh
 
     transport = ssh.SshTransport("cluster")
-    monkeypatch.setattr("scriptast.executor.ssh.shlex.join", " ".join)  # loses the words
+    monkeypatch.setattr("scriptast.transports.ssh.shlex.join", " ".join)  # loses the words
     with pytest.raises(RunError, match="cannot be passed to the shell of cluster intact"):
         transport.run(["sha256sum", "--", "/work dir/job.slurm"])

@@ -1,1 +1,2 @@
-"""Builders: the request and slurm_env types, the resolution rules, and one builder per category."""
+"""Builders, by stage: the request (request/), resolution (resolution/), and one folder per
+workflow category (categories/) that says what its job runs as backend-neutral steps."""

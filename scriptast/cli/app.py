@@ -272,7 +272,7 @@ the script, no Slurm) exits 2, apart from the verdicts' own codes."""
 def _duration(value: str | None) -> float | None:
     if value is None:
         return None
-    from scriptast.executor.submit import parse_seconds
+    from scriptast.executor.options import parse_seconds
 
     try:
         return parse_seconds(value)
@@ -338,8 +338,8 @@ def run(
     fetch: list[str] = FETCH,
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
+    from scriptast.executor.options import RunOptions
     from scriptast.executor.run import run_work_dirs
-    from scriptast.executor.submit import RunOptions
 
     options = RunOptions(
         force=force,
@@ -368,8 +368,8 @@ def watch(
     fetch: list[str] = FETCH,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
+    from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
-    from scriptast.executor.submit import RunOptions
 
     options = RunOptions(
         poll_max=poll_max, ssh_host=ssh_host, ssh_config=ssh_config, fetch=tuple(fetch)
@@ -385,8 +385,8 @@ def cancel(
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """Cancel recorded runs (only their jobs, steps or containers) and record CANCELLED."""
+    from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
-    from scriptast.executor.submit import RunOptions
 
     options = RunOptions(poll_max=2.0, ssh_host=ssh_host, ssh_config=ssh_config)
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output, cancel=True))
@@ -404,12 +404,12 @@ REMOTE = typer.Option(None, "--remote", help="The allocations of this ssh host's
 
 
 def _slurm(remote: str | None, ssh_config: str | None) -> Any:
-    from scriptast.executor.slurm_client import SlurmClient
-    from scriptast.executor.transport import LocalTransport
+    from scriptast.schedulers.slurm.client import SlurmClient
+    from scriptast.transports.local import LocalTransport
 
     if remote is None:
         return SlurmClient(LocalTransport())
-    from scriptast.executor.ssh import SshTransport
+    from scriptast.transports.ssh import SshTransport
 
     return SlurmClient(SshTransport(remote, ssh_config))
 
@@ -421,7 +421,7 @@ def alloc_list(
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """List your persistent allocations: id, state, time left, nodes and parameters."""
-    from scriptast.executor.allocation import list_allocations
+    from scriptast.schedulers.slurm.allocation import list_allocations
 
     def show() -> int:
         import msgspec
@@ -446,7 +446,7 @@ def alloc_release(
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """Release persistent allocations (scancel)."""
-    from scriptast.executor.allocation import release
+    from scriptast.schedulers.slurm.allocation import release
 
     def done() -> int:
         for job_id in release(_slurm(remote, ssh_config), list(job_ids or [])):

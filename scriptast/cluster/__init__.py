@@ -1,2 +1,2 @@
-"""The cluster facts: slurm_env.json as types, and the probe that writes it. Imports the model
-(option names) and scriptast.common."""
+"""The cluster facts: slurm_env.json read and checked (its types are the contract's), and the
+probe that writes it. Imports the contract, the model (option names) and scriptast.common."""

@@ -1,3 +1,3 @@
 """The executor: `scriptast run`, `watch`, `cancel` and `alloc` submit, follow and judge what emit
-wrote, from job_spec.json alone. Imports builders, readers, the model, the cluster facts and
-the work_dir lock; never the emit pipeline or the CLI."""
+wrote, from job_spec.json alone: one launch kind a way a job runs (launch/), over the job's
+scheduler backend and transport. Never imports the emit pipeline or the CLI."""

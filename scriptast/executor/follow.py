@@ -13,7 +13,7 @@ from typing import TextIO
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed import Followed
-from scriptast.executor.slurm_client import SlurmClient
+from scriptast.schedulers.backend import SchedulerClient
 
 TICK = 0.2
 """Seconds between two reads of the logs: a line reaches the terminal within about this."""
@@ -36,7 +36,7 @@ class Follower:
     def __init__(
         self,
         jobs: Sequence[Followed],
-        client: SlurmClient | None,
+        client: SchedulerClient | None,
         *,
         poll_max: float,
         timeouts: dict[str, tuple[float | None, float | None]],
@@ -105,7 +105,7 @@ class Follower:
             time.sleep(TICK)
 
     def _poll(self, waiting: list[Followed]) -> None:
-        ids = [i for job in waiting for i in job.slurm_ids()]
+        ids = [i for job in waiting for i in job.queue_ids()]
         rows = self.client.queue(ids) if (self.client is not None and ids) else {}
         self.polls += 1
         for job in waiting:

@@ -1,6 +1,7 @@
 """A submitted job while it is followed: its logs (read from offsets), its state, how to cancel it
-and how its end is read. One kind for a batch job, one for a process (docker, or the script run
-inside a persistent allocation)."""
+and how its end is read. One kind a way a job runs: a batch job in the scheduler's queue; a
+process on this machine (docker_cmd.sh, or the script as a step of a persistent allocation); the
+script as a step of an allocation on a cluster. Each is complete when it is made."""
 
 from __future__ import annotations
 
@@ -11,13 +12,23 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from scriptast.contract.run_record import VERDICT_EXIT, PatternHit, RunRecord
+from scriptast.contract.run_record import (
+    RUN_FILE,
+    VERDICT_EXIT,
+    JobState,
+    PatternHit,
+    RunRecord,
+    encode_record,
+)
+from scriptast.contract.transport import Transport
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.judge import LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
-from scriptast.executor.slurm_client import FINAL_STATES, Final, QueueRow, SlurmClient
-from scriptast.executor.ssh import SshTransport
+from scriptast.executor.options import Writer
+from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
+from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.write import replace_file
 
 EXIT_FILE = "run.exit"
@@ -25,6 +36,18 @@ EXIT_FILE = "run.exit"
 read it after the process that ran it has gone."""
 Clock = Callable[[], float]
 TailOpener = Callable[[str, LogScanner, LineSink], Tail]
+Ending = tuple[str | None, int | None, str | None]
+"""(state in the scheduler's words, exit code, where they were read)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How a followed job reads: its logs' opener (a cluster's log is tailed over ssh), what
+    runs once they are read to their end (a remote job's are brought back then), its clock."""
+
+    open_tail: TailOpener | None = None
+    after_logs: Callable[[], None] | None = None
+    clock: Clock = time.monotonic
 
 
 def utc_now() -> str:
@@ -37,37 +60,29 @@ class Followed:
     decide the verdict, and the record's writes."""
 
     def __init__(
-        self,
-        job: LoadedJob,
-        record: RunRecord,
-        client: SlurmClient | None,
-        write: Callable[[bytes], None],
-        prefix: str | None,
-        clock: Clock = time.monotonic,
-        open_tail: TailOpener | None = None,
+        self, job: LoadedJob, record: RunRecord, writer: Writer, setup: Setup = Setup()
     ) -> None:
         self.job = job
         self.record = record
-        self.client = client
-        self.clock = clock
-        self.started = clock()
+        self.backend = scheduler(job.spec.scheduler)
+        self.clock = setup.clock
+        self.started = self.clock()
         self.running_since: float | None = None
         self.hung = self.timed_out = self.cancelled = False
         self.finished = False
         self.sinks: list[LineSink] = []
-        self.after_logs: Callable[[], None] | None = None
-        opener = open_tail or LogTail
+        self.after_logs = setup.after_logs
+        opener = setup.open_tail or LogTail
         out = record.remote_out_log or record.out_log
         err = record.remote_err_log or record.err_log
-        self.tails = [self._tail(out, write, prefix, opener)]
+        self.tails = [self._tail(out, writer, opener)]
         if err and err != out:
-            self.tails.append(self._tail(err, write, prefix, opener))
+            self.tails.append(self._tail(err, writer, opener))
 
-    def _tail(self, path: str, write: Callable[[bytes], None], prefix: str | None,
-              opener: TailOpener) -> Tail:  # fmt: skip
+    def _tail(self, path: str, writer: Writer, opener: TailOpener) -> Tail:
         spec = self.job.spec
         scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns)
-        sink = LineSink(write, prefix)
+        sink = LineSink(writer.write, writer.prefix)
         self.sinks.append(sink)
         return opener(path, scanner, sink)
 
@@ -92,25 +107,23 @@ class Followed:
 
     def save(self) -> None:
         """Write run.json (whole or not at all)."""
-        from scriptast.contract.run_record import RUN_FILE, encode_record
-
         replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record))
 
-    def slurm_ids(self) -> list[str]:
-        """The Slurm jobs this one is watched by in the shared squeue."""
+    def queue_ids(self) -> list[str]:
+        """The jobs this one is watched by in the scheduler's shared queue poll."""
         return []
 
     def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        """Take this poll's squeue rows (None: squeue failed, nothing is known this time)."""
+        """Take this poll's queue rows (None: the poll failed, nothing is known this time)."""
 
     def check(self) -> None:
-        """Notice, without Slurm, that the job ended (a process job's process)."""
+        """Notice, without the scheduler, that the job ended (a process job's process)."""
 
     def cancel(self) -> None:
         """Stop the job (and only it)."""
         raise NotImplementedError
 
-    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+    def end(self, final: Final | None) -> Ending:
         """(state, exit code, where they were read) once the job is over."""
         raise NotImplementedError
 
@@ -128,7 +141,7 @@ class Followed:
         scanners = [t.scanner for t in self.tails]
         success = tuple(h for s in scanners for h in s.success_hits)
         verdict = judge(
-            state=state,
+            state=None if state is None else self.backend.state(state),
             exit_code=code,
             hung=self.hung,
             timed_out=self.timed_out,
@@ -153,9 +166,21 @@ class Followed:
 
 
 class BatchFollowed(Followed):
-    """A job submitted with sbatch: followed in the shared squeue, ended by Slurm."""
+    """A job in the scheduler's queue (sbatch's, here or on a cluster): followed in the shared
+    poll, ended by the scheduler, its end read from the scheduler's accounts."""
 
-    def slurm_ids(self) -> list[str]:
+    def __init__(
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        writer: Writer,
+        client: SchedulerClient,
+        setup: Setup = Setup(),
+    ) -> None:
+        super().__init__(job, record, writer, setup)
+        self.client = client
+
+    def queue_ids(self) -> list[str]:
         return [self.record.job_id] if self.record.job_id else []
 
     def observe(self, rows: dict[str, QueueRow] | None) -> None:
@@ -166,16 +191,16 @@ class BatchFollowed(Followed):
         if row is None:
             self.finished = True  # the controller no longer holds it
             return
-        if row.state == "RUNNING" and self.running_since is None:
+        if self.backend.state(row.state) is JobState.RUNNING and self.running_since is None:
             self.running_since = self.clock()
         self.record.state, self.record.reason = row.state, row.reason
-        self.finished = row.state in FINAL_STATES
+        self.finished = self.backend.state(row.state).final
 
     def cancel(self) -> None:
-        assert self.client is not None and self.record.job_id
+        assert self.record.job_id
         self.client.cancel([self.record.job_id])
 
-    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+    def end(self, final: Final | None) -> Ending:
         if final is not None:
             return final.state, final.exit_code, final.source
         if self.exit_line is not None:
@@ -184,20 +209,20 @@ class BatchFollowed(Followed):
 
 
 class ProcessFollowed(Followed):
-    """A job this machine runs as a process: docker_cmd.sh, or the batch script inside a
-    persistent allocation. Its exit code is the process's own (written to run.exit, so that
-    `watch` from another process reads it too)."""
+    """A job this machine runs as a process in its own session. Its exit code is the process's
+    own, written to run.exit so that `watch` from another process reads it too; `process` is
+    set when this run started it."""
 
-    process: subprocess.Popen[bytes] | None = None
-
-    def slurm_ids(self) -> list[str]:
-        return [self.record.allocation_id] if self.record.allocation_id else []
-
-    def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        alloc = self.record.allocation_id
-        ended = f"allocation {alloc} ended while the job ran"
-        if rows is not None and alloc and alloc not in rows and ended not in self.record.notes:
-            self.record.notes += (ended,)
+    def __init__(
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        writer: Writer,
+        process: subprocess.Popen[bytes] | None = None,
+        setup: Setup = Setup(),
+    ) -> None:
+        super().__init__(job, record, writer, setup)
+        self.process = process
 
     def _exit_file(self) -> str:
         return os.path.join(self.job.work_dir, EXIT_FILE)
@@ -205,9 +230,8 @@ class ProcessFollowed(Followed):
     def check(self) -> None:
         if self.running_since is None:
             self.running_since = self.started
-        process = self.process
-        if process is not None:
-            if process.poll() is not None:
+        if self.process is not None:
+            if self.process.poll() is not None:
                 self.finished = True
             return
         pid = self.record.pid
@@ -215,28 +239,15 @@ class ProcessFollowed(Followed):
             self.finished = True
 
     def cancel(self) -> None:
-        if self.record.container_name:
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                subprocess.run(
-                    ["docker", "kill", self.record.container_name],
-                    capture_output=True,
-                    timeout=60,
-                    stdin=subprocess.DEVNULL,
-                )
-        if self.client is not None and self.record.allocation_id:
-            steps = self.client.steps(self.record.allocation_id)
-            if steps:
-                self.client.cancel(steps)
         if self.record.pid is not None:
             with contextlib.suppress(OSError):
                 os.killpg(self.record.pid, signal.SIGTERM)
 
-    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
+    def end(self, final: Final | None) -> Ending:
         code: int | None = None
         source: str | None = None
-        process = self.process
-        if process is not None:
-            returned = process.wait()
+        if self.process is not None:
+            returned = self.process.wait()
             code = 128 - returned if returned < 0 else returned
             source = "the process's exit code"
         with contextlib.suppress(OSError, ValueError), open(self._exit_file()) as stream:
@@ -247,45 +258,90 @@ class ProcessFollowed(Followed):
         return state, code, source
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+class DockerFollowed(ProcessFollowed):
+    """docker_cmd.sh as a process: a cancel kills its one container (by the name emit gave it),
+    then the process."""
+
+    def cancel(self) -> None:
+        if self.record.container_name:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(
+                    ["docker", "kill", self.record.container_name],
+                    capture_output=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                )
+        super().cancel()
 
 
-class RemoteProcessFollowed(ProcessFollowed):
-    """The script run inside a persistent allocation on a cluster: its process is checked at
-    each poll over the ssh master, its exit code read from the cluster's run.exit."""
+class StepFollowed(ProcessFollowed):
+    """The batch script run here as a step of a persistent allocation: its srun steps are the
+    allocation's, so a cancel cancels those steps, then the script's process."""
 
-    ssh: SshTransport | None = None
-    exit_file: str = ""
+    def __init__(
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        writer: Writer,
+        client: SchedulerClient,
+        process: subprocess.Popen[bytes] | None = None,
+        setup: Setup = Setup(),
+    ) -> None:
+        super().__init__(job, record, writer, process, setup)
+        self.client = client
+
+    def queue_ids(self) -> list[str]:
+        return [self.record.allocation_id] if self.record.allocation_id else []
+
+    def observe(self, rows: dict[str, QueueRow] | None) -> None:
+        _note_ended_allocation(self.record, rows)
+
+    def cancel(self) -> None:
+        _cancel_steps(self.client, self.record)
+        super().cancel()
+
+
+class RemoteStepFollowed(Followed):
+    """The batch script run on a cluster as a step of an allocation there: its process is
+    checked at each poll through the transport (the ssh master), its exit code read from the
+    cluster's run.exit."""
+
+    def __init__(
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        writer: Writer,
+        client: SchedulerClient,
+        transport: Transport,
+        exit_file: str,
+        setup: Setup = Setup(),
+    ) -> None:
+        super().__init__(job, record, writer, setup)
+        self.client = client
+        self.transport = transport
+        self.exit_file = exit_file
+
+    def queue_ids(self) -> list[str]:
+        return [self.record.allocation_id] if self.record.allocation_id else []
 
     def check(self) -> None:
         if self.running_since is None:
             self.running_since = self.started
 
     def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        super().observe(rows)
-        assert self.ssh is not None and self.record.pid is not None
+        _note_ended_allocation(self.record, rows)
+        assert self.record.pid is not None
         quoted = shlex.quote(self.exit_file)
-        alive = self.ssh.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
+        alive = self.transport.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
         self.finished = alive.code != 0
 
     def cancel(self) -> None:
-        if self.client is not None and self.record.allocation_id:
-            steps = self.client.steps(self.record.allocation_id)
-            if steps:
-                self.client.cancel(steps)
-        if self.ssh is not None and self.record.pid is not None:
-            self.ssh.run_shell(f"kill -TERM -- -{self.record.pid} 2>/dev/null; true")
+        _cancel_steps(self.client, self.record)
+        if self.record.pid is not None:
+            self.transport.run_shell(f"kill -TERM -- -{self.record.pid} 2>/dev/null; true")
 
-    def end(self, final: Final | None) -> tuple[str | None, int | None, str | None]:
-        assert self.ssh is not None
-        data = self.ssh.fetch(self.exit_file)
+    def end(self, final: Final | None) -> Ending:
+        data = self.transport.fetch(self.exit_file)
         code: int | None = None
         source: str | None = None
         if data is not None and data.strip().isdigit():
@@ -294,3 +350,27 @@ class RemoteProcessFollowed(ProcessFollowed):
             code, source = self.exit_line, "the script's exit line"
         state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
         return state, code, source
+
+
+def _note_ended_allocation(record: RunRecord, rows: dict[str, QueueRow] | None) -> None:
+    alloc = record.allocation_id
+    ended = f"allocation {alloc} ended while the job ran"
+    if rows is not None and alloc and alloc not in rows and ended not in record.notes:
+        record.notes += (ended,)
+
+
+def _cancel_steps(client: SchedulerClient, record: RunRecord) -> None:
+    if record.allocation_id:
+        steps = client.steps(record.allocation_id)
+        if steps:
+            client.cancel(steps)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 
-from scriptast.contract.run_record import PatternHit, Verdict
+from scriptast.contract.run_record import JobState, PatternHit, Verdict
 
 HANG_PATTERNS = ("hang detected",)
 """Found in a log (case-insensitively), the job is hung: TRT-LLM's hang detector prints this."""
@@ -76,12 +76,9 @@ class LogScanner:
         return PatternHit(pattern=pattern, log=self.log, line_number=self.line_number, line=line)
 
 
-FAILURE_STATES = frozenset({"FAILED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT"})
-
-
 def judge(
     *,
-    state: str | None,
+    state: JobState | None,
     exit_code: int | None,
     hung: bool,
     timed_out: bool,
@@ -89,27 +86,27 @@ def judge(
     success_patterns: Sequence[str],
     success_found: bool,
 ) -> Verdict:
-    """The first verdict that applies, in order: HANG, TIMEOUT (ours or Slurm's),
+    """The first verdict that applies, in order: HANG, TIMEOUT (ours or the scheduler's),
     OUT_OF_MEMORY, NODE_FAIL, CANCELLED, FAILED (exit code not 0), INCONCLUSIVE (exit 0 but no
-    success pattern in the log, or no exit code at all), PASSED. Failure patterns never
-    decide: they are evidence.
+    success pattern in the log, or no exit code at all), PASSED. `state` is the job's state
+    as its scheduler's table maps it. Failure patterns never decide: they are evidence.
 
-    >>> judge(state="COMPLETED", exit_code=0, hung=False, timed_out=False, cancelled=False,
-    ...       success_patterns=("passed",), success_found=False)
+    >>> judge(state=JobState.COMPLETED, exit_code=0, hung=False, timed_out=False,
+    ...       cancelled=False, success_patterns=("passed",), success_found=False)
     <Verdict.INCONCLUSIVE: 'INCONCLUSIVE'>
     """
     if hung:
         return Verdict.HANG
-    if timed_out or state == "TIMEOUT":
+    if timed_out or state is JobState.TIMEOUT:
         return Verdict.TIMEOUT
-    if state == "OUT_OF_MEMORY":
+    if state is JobState.OUT_OF_MEMORY:
         return Verdict.OUT_OF_MEMORY
-    if state == "NODE_FAIL":
+    if state is JobState.NODE_FAIL:
         return Verdict.NODE_FAIL
-    if cancelled or (state or "").startswith(("CANCELLED", "PREEMPTED", "REVOKED")):
+    if cancelled or state is JobState.CANCELLED:
         return Verdict.CANCELLED
-    code = 0 if exit_code is None and state == "COMPLETED" else exit_code
-    if (code is not None and code != 0) or state in FAILURE_STATES:
+    code = 0 if exit_code is None and state is JobState.COMPLETED else exit_code
+    if (code is not None and code != 0) or state is JobState.FAILED:
         return Verdict.FAILED
     if code is None:
         return Verdict.INCONCLUSIVE  # no state, no exit code: nothing says it passed

@@ -1,12 +1,17 @@
-"""Follow a log file from a byte offset: each read takes only what was appended since the last,
-hands it to the job's scanner and to the terminal, and never reads the file again from the top."""
+"""Follow a log file from a byte offset, here or on a cluster (one `tail -c +N -F` over the ssh
+master): each read takes only what was appended since the last, hands it to the job's scanner and
+to the terminal, and never reads the file again from the top."""
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from scriptast.contract.transport import Transport
 from scriptast.executor.judge import LogScanner
 
 CHUNK = 1 << 20
@@ -89,3 +94,76 @@ class LineSink:
         if self.prefix is not None and self._partial:
             self.write(self.prefix + self._partial + b"\n")
             self._partial = b""
+
+
+class RemoteLogTail:
+    """A log followed through a transport by one `tail -c +N -F` (a cluster's, over the ssh
+    master): a thread collects what arrives, each read hands it on; the end is read once more
+    from the last offset."""
+
+    def __init__(
+        self, path: str, scanner: LogScanner, sink: LineSink, transport: Transport
+    ) -> None:
+        self.path = path
+        self.scanner = scanner
+        self.sink = sink
+        self.transport = transport
+        self.offset = 0
+        self._chunks: list[bytes] = []
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+
+    def _start(self) -> None:
+        # tail follows a file that exists by inotify at once, one that does not yet only by
+        # polling, seconds late: wait for the job to create it, then follow it
+        quoted = shlex.quote(self.path)
+        self._process = self.transport.stream(
+            f"while [ ! -e {quoted} ]; do sleep 0.2; done; "
+            f"exec tail -c +{self.offset + 1} -F -s 0.2 -- {quoted} 2>/dev/null"
+        )
+        self._reader = threading.Thread(target=self._collect, daemon=True)
+        self._reader.start()
+
+    def _collect(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        descriptor = self._process.stdout.fileno()
+        while chunk := os.read(descriptor, 65536):
+            with self._lock:
+                self._chunks.append(chunk)
+
+    def _hand_on(self, data: bytes) -> None:
+        self.offset += len(data)
+        self.scanner.feed(data)
+        self.sink(data)
+
+    def read(self) -> int:
+        """Hand on what arrived since the last read; bytes handed on. A follower that ended
+        (the master dropped) is started again from the last offset."""
+        if self._process is None:
+            self._start()
+        elif self._process.poll() is not None and self._reader is not None:
+            self._reader.join(timeout=5)
+            self._drain()
+            self._start()
+        return self._drain()
+
+    def _drain(self) -> int:
+        with self._lock:
+            data = b"".join(self._chunks)
+            self._chunks.clear()
+        if data:
+            self._hand_on(data)
+        return len(data)
+
+    def close(self) -> None:
+        """Stop following, and read what the file holds past the last offset."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait()
+            if self._reader is not None:
+                self._reader.join(timeout=5)
+            self._drain()
+        rest = self.transport.run_shell(f"tail -c +{self.offset + 1} -- {shlex.quote(self.path)}")
+        if rest.code == 0 and rest.out:
+            self._hand_on(rest.out.encode())

@@ -12,22 +12,23 @@ from typing import Any
 
 import msgspec
 
-from scriptast.contract.axes import LOCAL, SLURM
+from scriptast.contract.axes import LOCAL
 from scriptast.contract.run_record import RUN_FILE, RunRecord
+from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress
-from scriptast.executor.followed import BatchFollowed, Followed, ProcessFollowed
+from scriptast.executor.followed import Followed
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
+from scriptast.executor.launch.batch import follow_batch
+from scriptast.executor.launch.process import follow_process
+from scriptast.executor.launch.remote import RemoteContext, follow_remote
+from scriptast.executor.launch.step import follow_step
+from scriptast.executor.launch.submit import dry_run_commands, submit
+from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.report import as_json, exit_code, summary, table
-from scriptast.executor.slurm_client import FINAL_STATES, SlurmClient
-from scriptast.executor.submit import (
-    RunOptions,
-    Writer,
-    dry_run_commands,
-    submit,
-    timeouts,
-)
-from scriptast.executor.transport import LocalTransport, Transport
+from scriptast.executor.session import Session, open_session
+from scriptast.schedulers.backend import PROCESS
+from scriptast.schedulers.registry import scheduler
 
 
 class Console(msgspec.Struct, frozen=True):
@@ -95,67 +96,32 @@ def read_record(work_dir: str) -> RunRecord | None:
         raise RunError(f"{path} is not a run record this scriptast reads: {error}") from None
 
 
-def _needs_slurm(jobs: Sequence[LoadedJob]) -> bool:
-    return any(j.spec.scheduler == SLURM for j in jobs)
-
-
-def ssh_host(job: LoadedJob, options: RunOptions, recorded: str | None = None) -> str:
-    """The cluster's ssh host: `--ssh-host`, else the one a run recorded, else slurm_env's
-    `ssh_host`, else the host the probe ran on (`probe.host`)."""
-    env = job.spec.slurm_env
-    host = options.ssh_host or recorded or (env.front_door if env else None)
-    if not host:
-        raise RunError(
-            f"{job.work_dir} is a remote_slurm job and no ssh host is known: give --ssh-host HOST"
-        )
-    return host
-
-
-def _client(
-    jobs: Sequence[LoadedJob],
-    transport: Transport | None,
-    options: RunOptions,
-    recorded: str | None = None,
-) -> SlurmClient | None:
-    if not _needs_slurm(jobs):
-        return None
-    if transport is not None:
-        return SlurmClient(transport)
-    remote = [j for j in jobs if j.spec.transport != LOCAL]
-    if not remote:
-        return SlurmClient(LocalTransport())
-    if len(remote) != len(jobs):
-        raise RunError("remote_slurm jobs and local jobs go in separate runs")
-    from scriptast.executor.ssh import SshTransport
-
-    hosts = {ssh_host(j, options, recorded) for j in remote}
-    if len(hosts) > 1:
-        raise RunError(f"these jobs go to several hosts ({', '.join(sorted(hosts))}): one a run")
-    return SlurmClient(SshTransport(hosts.pop(), options.ssh_config))
-
-
 def reattach(
-    job: LoadedJob,
-    record: RunRecord,
-    client: SlurmClient | None,
-    writer: Writer,
-    options: RunOptions | None = None,
+    job: LoadedJob, record: RunRecord, session: Session, writer: Writer, options: RunOptions
 ) -> Followed:
-    """A Followed for a job another `scriptast run` submitted (run.json says what and where)."""
-    if record.remote_host is not None and client is not None:
-        from scriptast.executor.submit import remote_followed
-
-        return remote_followed(job, record, client, options or RunOptions(), writer)
+    """A Followed for a job another `scriptast run` submitted (run.json says what and where),
+    of the launch kind that submitted it."""
+    if scheduler(job.spec.scheduler).launch == PROCESS:
+        _here(job, record)
+        return follow_process(job, record, writer)
+    client, transport = session.client, session.transport
+    assert client is not None and transport is not None
+    if job.spec.transport != LOCAL:
+        return follow_remote(RemoteContext(job, transport), record, client, options, writer)
     if record.pid is not None:
-        if record.host not in (None, socket.gethostname()):
-            raise RunError(
-                f"{job.work_dir}: its process {record.pid} runs on {record.host}; watch it there"
-            )
-        return ProcessFollowed(job, record, client, writer.write, writer.prefix)
-    return BatchFollowed(job, record, client, writer.write, writer.prefix)
+        _here(job, record)
+        return follow_step(job, record, client, writer)
+    return follow_batch(job, record, client, writer)
 
 
-def live(followed: Followed, client: SlurmClient | None) -> bool:
+def _here(job: LoadedJob, record: RunRecord) -> None:
+    if record.host not in (None, socket.gethostname()):
+        raise RunError(
+            f"{job.work_dir}: its process {record.pid} runs on {record.host}; watch it there"
+        )
+
+
+def live(followed: Followed, session: Session) -> bool:
     """The recorded job is still queued or running."""
     if followed.record.verdict is not None:
         return False
@@ -163,20 +129,22 @@ def live(followed: Followed, client: SlurmClient | None) -> bool:
         followed.check()
         followed.observe(None)  # a cluster's process is checked there; no queue rows needed
         return not followed.finished
-    if client is None or not followed.record.job_id:
+    if session.client is None or not followed.record.job_id:
         return False
-    rows = client.queue([followed.record.job_id])
+    rows = session.client.queue([followed.record.job_id])
     row = (rows or {}).get(followed.record.job_id)
-    return rows is None or (row is not None and row.state not in FINAL_STATES)
+    return rows is None or (row is not None and not followed.backend.state(row.state).final)
 
 
-def _refuse_live(jobs: Sequence[LoadedJob], client: SlurmClient | None, console: Console) -> None:
+def _refuse_live(
+    jobs: Sequence[LoadedJob], session: Session, options: RunOptions, console: Console
+) -> None:
     for job in jobs:
         record = read_record(job.work_dir)
         if record is None or record.verdict is not None:
             continue
-        followed = reattach(job, record, client, Writer(write=console.log, prefix=None))
-        if live(followed, client):
+        followed = reattach(job, record, session, Writer(write=console.log, prefix=None), options)
+        if live(followed, session):
             ident = f"job {record.job_id}" if record.job_id else f"process {record.pid}"
             raise RunError(
                 f"{job.work_dir} already has a live run ({ident}, {record.state}): follow it "
@@ -191,7 +159,7 @@ def _writer(console: Console, job: LoadedJob, many: bool) -> Writer:
 
 def follow_and_report(
     followed: list[Followed],
-    client: SlurmClient | None,
+    session: Session,
     options: RunOptions,
     console: Console,
     json_output: bool,
@@ -199,7 +167,7 @@ def follow_and_report(
     """Follow the jobs to their verdicts and print the result; the exit code."""
     follower = Follower(
         followed,
-        client,
+        session.client,
         poll_max=options.poll_max,
         timeouts={f.name: timeouts(f.job, options) for f in followed},
         status=console.status,
@@ -235,16 +203,16 @@ def run_work_dirs(
             for argv in dry_run_commands(job, options):
                 console.result(shlex.join(argv) + "\n")
         return 0
-    client = _client(jobs, transport, options)
+    session = open_session(jobs, options, transport)
     if not options.again:
-        _refuse_live(jobs, client, console)
+        _refuse_live(jobs, session, options, console)
     many = len(jobs) > 1
     followed: list[Followed] = []
     failed: list[str] = []
     try:
         for job in jobs:
             try:
-                followed.append(submit(job, client, options, _writer(console, job, many)))
+                followed.append(submit(job, session, options, _writer(console, job, many)))
             except RunError as error:
                 if not many:
                     raise
@@ -262,7 +230,7 @@ def run_work_dirs(
         console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
     if options.detach:
         return 2 if failed else 0
-    code = follow_and_report(followed, client, options, console, json_output) if followed else 0
+    code = follow_and_report(followed, session, options, console, json_output) if followed else 0
     return 2 if failed and code == 0 else code
 
 
@@ -290,7 +258,8 @@ def watch_work_dirs(
     console = console or Console.standard(json_output)
     recorded = _recorded(work_dirs)
     hosts = [r.remote_host for _, r in recorded if r.remote_host]
-    client = _client([job for job, _ in recorded], transport, options, hosts[0] if hosts else None)
+    jobs = [job for job, _ in recorded]
+    session = open_session(jobs, options, transport, hosts[0] if hosts else None)
     many = len(recorded) > 1
     open_runs: list[Followed] = []
     done: list[RunRecord] = []
@@ -298,13 +267,13 @@ def watch_work_dirs(
         if record.verdict is not None:
             done.append(record)
             continue
-        followed = reattach(job, record, client, _writer(console, job, many), options)
+        followed = reattach(job, record, session, _writer(console, job, many), options)
         if cancel:
             followed.cancelled = True
             followed.record.notes += ("cancelled by scriptast cancel",)
             followed.cancel()
         open_runs.append(followed)
-    code = follow_and_report(open_runs, client, options, console, json_output) if open_runs else 0
+    code = follow_and_report(open_runs, session, options, console, json_output) if open_runs else 0
     if done:
         if json_output:
             console.result(as_json(done, many))

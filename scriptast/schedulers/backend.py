@@ -4,8 +4,9 @@ state names onto the verdict's job states."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import msgspec
 
@@ -13,8 +14,29 @@ from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.steps import JobSteps
 from scriptast.contract.job_spec import JobLogs
 from scriptast.contract.run_record import JobState
+from scriptast.contract.transport import Completed, Transport
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
+
+
+class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A job as the scheduler's queue shows it: its state (in the scheduler's words), pending
+    reason, elapsed, time left and nodes."""
+
+    state: str
+    reason: str
+    elapsed: str
+    time_left: str
+    nodes: str
+
+
+class Final(msgspec.Struct, frozen=True, kw_only=True):
+    """A job's last state (in the scheduler's words), its exit code (None: unknown) and where
+    they were read."""
+
+    state: str
+    exit_code: int | None
+    source: str
 
 
 class Lowered(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,17 +54,49 @@ class Lowered(msgspec.Struct, frozen=True, kw_only=True):
     docker_run: DockerRun | None = None
 
 
+class SchedulerClient(Protocol):
+    """Run's side of a scheduler that queues jobs, through a transport: run one of its
+    commands, submit a script, one poll for every followed job, their final states, the
+    running steps of a job, and cancel."""
+
+    def run(
+        self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+    ) -> Completed: ...
+
+    def submit_argv(self, script: str) -> list[str]: ...
+
+    def submit(self, script: str, cwd: str) -> str: ...
+
+    def queue(self, job_ids: Iterable[str]) -> dict[str, QueueRow] | None: ...
+
+    def finals(self, job_ids: Sequence[str]) -> dict[str, Final]: ...
+
+    def steps(self, job_id: str) -> list[str]: ...
+
+    def cancel(self, targets: Sequence[str]) -> Completed: ...
+
+
+BATCH = "batch"
+"""A job submitted to the scheduler's queue and followed there."""
+PROCESS = "process"
+"""A job run on this machine as a process whose exit code is the job's (docker_cmd.sh)."""
+
+
 @dataclass(frozen=True)
 class SchedulerBackend:
     """One scheduler. `lower` turns a category's steps into its script form;
     `runs_launch_scripts`: it takes a launch script another tool writes (perf_sanity's
     submit.py writes Slurm batch scripts); `states` maps each of its state names onto JobState
-    (a name it lacks is UNKNOWN)."""
+    (a name it lacks is UNKNOWN). Run launches its jobs as `launch` says (BATCH through
+    `client`, PROCESS here); `allocations`: a job may run as a step of a persistent one."""
 
     name: str
     lower: Callable[[ResolvedJob, JobSteps], Lowered]
     states: Mapping[str, JobState]
+    launch: str = BATCH
+    client: Callable[[Transport], SchedulerClient] | None = None
     runs_launch_scripts: bool = False
+    allocations: bool = False
 
     def state(self, name: str | None) -> JobState:
         """The job state of one of this scheduler's state names (`CANCELLED by 0` too)."""

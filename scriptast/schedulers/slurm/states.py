@@ -32,3 +32,8 @@ SLURM_STATES: dict[str, JobState] = {
 }
 """Each state squeue, sacct and scontrol print (COMPLETING is not final: its processes may still
 run); a state not here is UNKNOWN until the next poll."""
+
+
+def is_final(state: str) -> bool:
+    """The Slurm state is one a job does not leave."""
+    return SLURM_STATES.get(state, JobState.UNKNOWN).final

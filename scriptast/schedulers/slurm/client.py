@@ -6,47 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-import msgspec
-
+from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
-from scriptast.executor.transport import Completed, Transport
+from scriptast.schedulers.backend import Final, QueueRow
+from scriptast.schedulers.slurm.states import is_final
 
-FINAL_STATES = frozenset(
-    {
-        "COMPLETED",
-        "FAILED",
-        "CANCELLED",
-        "TIMEOUT",
-        "NODE_FAIL",
-        "OUT_OF_MEMORY",
-        "PREEMPTED",
-        "BOOT_FAIL",
-        "DEADLINE",
-        "SPECIAL_EXIT",
-        "REVOKED",
-    }
-)
-"""States a job does not leave. COMPLETING is not among them: its processes may still run."""
 QUEUE_FORMAT = "%i|%T|%r|%M|%L|%N"
 _FIELDS = re.compile(r"(\w+)=(\S*)")
-
-
-class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
-    """A job as squeue shows it: state, pending reason, elapsed, time left and nodes."""
-
-    state: str
-    reason: str
-    elapsed: str
-    time_left: str
-    nodes: str
-
-
-class Final(msgspec.Struct, frozen=True, kw_only=True):
-    """A job's last state, its exit code (None: unknown) and where they were read."""
-
-    state: str
-    exit_code: int | None
-    source: str
 
 
 def parse_exit_code(text: str) -> int | None:
@@ -71,9 +37,13 @@ class SlurmClient:
         """Run one Slurm command through the transport."""
         return self.transport.run(argv, timeout=timeout, cwd=cwd)
 
+    def submit_argv(self, script: str) -> list[str]:
+        """The command that submits `script`."""
+        return ["sbatch", "--parsable", script]
+
     def submit(self, script: str, cwd: str) -> str:
         """`sbatch --parsable SCRIPT` from `cwd`: the job id, or RunError with sbatch's words."""
-        done = self.run(["sbatch", "--parsable", script], cwd=cwd)
+        done = self.run(self.submit_argv(script), cwd=cwd)
         answer = done.out.strip().splitlines()[-1:] if done.code == 0 else []
         job_id = answer[0].split(";")[0].strip() if answer else ""
         if not job_id.isdigit():
@@ -130,7 +100,7 @@ class SlurmClient:
             parts = line.strip().split("|")
             if len(parts) >= 3 and parts[0] in job_ids and parts[1]:
                 state = parts[1].split()[0]
-                if state in FINAL_STATES:
+                if is_final(state):
                     found[parts[0]] = Final(
                         state=state, exit_code=parse_exit_code(parts[2]), source="sacct"
                     )
@@ -146,7 +116,7 @@ class SlurmClient:
             fields = dict(_FIELDS.findall(line))
             job = fields.get("JobId", "")
             state = fields.get("JobState", "")
-            if job in job_ids and state in FINAL_STATES:
+            if job in job_ids and is_final(state):
                 found[job] = Final(
                     state=state,
                     exit_code=parse_exit_code(fields.get("ExitCode", "")),

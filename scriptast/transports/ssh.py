@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 
+from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
-from scriptast.executor.transport import Completed
 from scriptast.readers.shellwords import tokenize
 
 PERSIST = "8h"
@@ -146,6 +146,18 @@ class SshTransport:
             self._session(f"cat -- {shlex.quote(path)}"), capture_output=True, timeout=600
         )
         return done.stdout if done.returncode == 0 else None
+
+    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed:
+        """Write `path` on the host whole: under a temporary name, then renamed (a half-sent
+        file is never at `path`)."""
+        temporary = shlex.quote(f"{path}.scriptast-{os.getpid()}.tmp")
+        folder = shlex.quote(os.path.dirname(path) or "/")
+        mode = "755" if executable else "644"
+        command = (
+            f"mkdir -p -- {folder} && cat > {temporary} && chmod {mode} {temporary} && "
+            f"mv -f -- {temporary} {shlex.quote(path)}"
+        )
+        return self.run_shell(command, data=data, timeout=600)
 
     def stream(self, command: str) -> subprocess.Popen[bytes]:
         """A long-running command whose stdout is read as it comes (`tail -F`)."""

@@ -11,7 +11,7 @@ import msgspec
 
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.errors import RunError
-from scriptast.executor.slurm_client import SlurmClient
+from scriptast.schedulers.backend import SchedulerClient
 
 ALLOCATION_NAME = "scriptast.persistent"
 COMMENT_PREFIX = "scriptast:"
@@ -69,7 +69,7 @@ def time_seconds(text: str) -> float | None:
     return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
 
 
-def list_allocations(client: SlurmClient) -> list[Allocation]:
+def list_allocations(client: SchedulerClient) -> list[Allocation]:
     """This user's persistent allocations (one squeue), pending or running."""
     done = client.run(
         ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME,
@@ -141,7 +141,9 @@ def salloc_argv(wanted: AllocationParams, time_limit: str) -> list[str]:
     return argv
 
 
-def allocate(client: SlurmClient, wanted: AllocationParams, time_limit: str, wait: float) -> str:
+def allocate(
+    client: SchedulerClient, wanted: AllocationParams, time_limit: str, wait: float
+) -> str:
     """A new allocation's id (salloc returns once it is granted, within `wait` seconds)."""
     done = client.run(salloc_argv(wanted, time_limit), timeout=wait)
     granted = _GRANTED.search(done.err + done.out)
@@ -153,7 +155,7 @@ def allocate(client: SlurmClient, wanted: AllocationParams, time_limit: str, wai
     return granted.group(1)
 
 
-def release(client: SlurmClient, job_ids: list[str]) -> list[str]:
+def release(client: SchedulerClient, job_ids: list[str]) -> list[str]:
     """Cancel these persistent allocations (all of this user's when none is named); the ids
     released. An id that is not a scriptast allocation is refused."""
     known = {a.job_id for a in list_allocations(client)}

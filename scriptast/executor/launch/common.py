@@ -1,0 +1,58 @@
+"""What every launch kind does before and after it submits: the work dir writable and its files
+as emit wrote them, the log folders made, and the run record's first fields."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import socket
+
+from scriptast.contract.run_record import RECORD_VERSION, RUN_FILE, RunRecord
+from scriptast.errors import RunError
+from scriptast.executor.followed import utc_now
+from scriptast.executor.job_files import LoadedJob, torn_files
+from scriptast.executor.options import RunOptions
+
+
+def new_record(job: LoadedJob, **fields: object) -> RunRecord:
+    """The record of a submission of `job`, now, from this host."""
+    return RunRecord(
+        version=RECORD_VERSION,
+        work_dir=job.work_dir,
+        execution_scenario=job.spec.execution_scenario,
+        script=job.script,
+        submitted_at=utc_now(),
+        host=socket.gethostname(),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def make_folders(*paths: str | None) -> None:
+    """The folder of each log path (here), or RunError."""
+    for path in paths:
+        if path:
+            try:
+                os.makedirs(posixpath.dirname(path), exist_ok=True)
+            except OSError as error:
+                raise RunError(
+                    f"cannot create the log folder of {path}: {error.strerror}"
+                ) from None
+
+
+def check_writable(job: LoadedJob) -> None:
+    """run.json can be recorded in the work dir, or RunError (checked before anything runs)."""
+    probe = posixpath.join(job.work_dir, RUN_FILE)
+    if not os.access(job.work_dir, os.W_OK) or (
+        os.path.lexists(probe) and not os.access(probe, os.W_OK)
+    ):
+        raise RunError(f"work_dir {job.work_dir} is not writable: run.json cannot be recorded")
+
+
+def check_files(job: LoadedJob, options: RunOptions) -> None:
+    """Refuse a set whose files no longer match their digests (unless --force)."""
+    torn = torn_files(job)
+    if torn and not options.force:
+        raise RunError(
+            f"{job.work_dir}: {', '.join(torn)}: the set emit wrote was torn or edited; emit it "
+            "again, or run it as it is with --force"
+        )

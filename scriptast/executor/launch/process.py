@@ -1,0 +1,81 @@
+"""The process launch kind: docker_cmd.sh run on this machine in its own session, through a small
+wrapper that writes its exit code where `watch` finds it; its output straight into the log."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+import subprocess
+
+from scriptast.contract.run_record import RunRecord
+from scriptast.errors import RunError
+from scriptast.executor.followed import EXIT_FILE, DockerFollowed
+from scriptast.executor.job_files import LoadedJob
+from scriptast.executor.launch.common import make_folders, new_record
+from scriptast.executor.options import Writer
+
+WRAPPER = 'rc=0; "$@" || rc=$?; printf "%s\\n" "$rc" >"$SCRIPTAST_EXIT_FILE"; exit "$rc"'
+"""Runs a process job and writes its exit code where `watch` finds it (no pipe hides it)."""
+
+
+def start(job: LoadedJob, argv: list[str], out: str, err: str,
+          env: dict[str, str]) -> subprocess.Popen[bytes]:  # fmt: skip
+    """`argv` in its own session from the work dir, its output into `out` and `err`."""
+    make_folders(out, err)
+    exit_file = posixpath.join(job.work_dir, EXIT_FILE)
+    if os.path.lexists(exit_file):
+        os.unlink(exit_file)
+    env = {**env, "SCRIPTAST_EXIT_FILE": exit_file}
+    try:
+        with open(out, "wb") as out_stream, open(err, "ab") as err_stream:
+            return subprocess.Popen(
+                ["/bin/sh", "-c", WRAPPER, "scriptast-job", *argv],
+                stdout=out_stream,
+                stderr=err_stream if err != out else subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=job.work_dir,
+                env=env,
+                start_new_session=True,
+            )
+    except OSError as error:
+        raise RunError(f"cannot start {argv[0]} for {job.work_dir}: {error.strerror}") from None
+
+
+def docker_command(job: LoadedJob) -> tuple[list[str], str, str]:
+    """(argv, log file, container name) of a docker job."""
+    if not job.spec.log_file:
+        raise RunError(f"{job.work_dir}/job_spec.json names no log_file for its docker job")
+    return ["bash", job.script], job.spec.log_file, container_name(job.spec.docker_cmd or "")
+
+
+def container_name(docker_cmd: str) -> str:
+    """The `--name` of the docker command emit wrote (so that only this container is killed)."""
+    try:
+        words = shlex.split(docker_cmd)
+    except ValueError:
+        words = []
+    for index, word in enumerate(words[:-1]):
+        if word == "--name":
+            return words[index + 1]
+    raise RunError("the docker command in job_spec.json has no --name: emit the job again")
+
+
+def launch_process(job: LoadedJob, writer: Writer) -> DockerFollowed:
+    """docker_cmd.sh as a process, its output straight into log_file."""
+    argv, log, name = docker_command(job)
+    process = start(job, argv, log, log, dict(os.environ))
+    record = new_record(
+        job,
+        submit_command=tuple(argv),
+        out_log=log,
+        container_name=name,
+        pid=process.pid,
+        state="RUNNING",
+    )
+    return DockerFollowed(job, record, writer, process)
+
+
+def follow_process(job: LoadedJob, record: RunRecord, writer: Writer) -> DockerFollowed:
+    """A docker job another `scriptast run` started (its process, and its exit file)."""
+    return DockerFollowed(job, record, writer)

@@ -1,0 +1,247 @@
+"""The remote launch kind: a job on a cluster reached over one ssh master. Its context is built
+once (the transport, the cluster work dir, where each file goes); the cluster is checked (its
+user, sbatch, the checkout), the files uploaded under temporary names and renamed, their digests
+checked there, the job submitted (or started as a step of an allocation there), its logs
+streamed back from offsets and copied into the local work_dir at the end."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+import time
+from collections.abc import Callable
+
+from scriptast.contract.run_record import RunRecord
+from scriptast.contract.transport import Transport
+from scriptast.errors import RunError
+from scriptast.executor.followed import (
+    EXIT_FILE,
+    BatchFollowed,
+    Followed,
+    RemoteStepFollowed,
+    Setup,
+)
+from scriptast.executor.job_files import LoadedJob, log_files, read_regular
+from scriptast.executor.judge import LogScanner
+from scriptast.executor.launch.common import new_record
+from scriptast.executor.launch.process import WRAPPER
+from scriptast.executor.launch.step import Allocated, allocation_env
+from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail
+from scriptast.executor.options import RunOptions, Writer
+from scriptast.schedulers.backend import SchedulerClient
+
+FETCHABLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-*?[]/")
+
+
+class RemoteContext:
+    """A remote job's cluster side, made once: the transport that reaches it (ssh), the cluster
+    work dir, and the cluster path each file emit wrote belongs at."""
+
+    def __init__(self, job: LoadedJob, transport: Transport) -> None:
+        self.job = job
+        self.transport = transport
+        folder = job.spec.remote_work_dir
+        if not folder or not folder.startswith("/"):
+            raise RunError(f"{job.work_dir}/job_spec.json has no absolute remote_work_dir")
+        self.folder = folder
+        self.destinations = _destinations(job, folder)
+
+    def check_cluster(self) -> None:
+        """The cluster answers as the user slurm_env was probed as, has sbatch, and holds the
+        checkout; the cluster work dir is created there."""
+        job, cluster = self.job, self.transport
+        user = job.spec.slurm_env.user if job.spec.slurm_env else None
+        who = cluster.run(["id", "-un"])
+        if user and who.code == 0 and who.out.strip() != user:
+            raise RunError(
+                f"{cluster.where} logs in as {who.out.strip()!r}, but slurm_env.json was probed as "
+                f"{user!r}: submit as that user (a User line in the ssh config) or probe again"
+            )
+        if cluster.run(["sbatch", "--version"]).code != 0:
+            raise RunError(
+                f"sbatch is not installed on {cluster.where} (is Slurm's client on its PATH?)"
+            )
+        repo = job.spec.remote_repo_path
+        if repo and cluster.run(["test", "-d", repo]).code != 0:
+            raise RunError(
+                f"remote_repo_path {repo} does not exist on {cluster.where}: clone TensorRT-LLM "
+                "there first (the job installs it from there)"
+            )
+        made = cluster.run(["mkdir", "-p", "--", self.folder])
+        if made.code != 0:
+            raise RunError(
+                f"remote_work_dir {self.folder} cannot be created on {cluster.where}: "
+                f"{made.last_line()}"
+            )
+
+    def upload(self) -> None:
+        """Send every file to its cluster path (a temporary name, then a rename, so a half-sent
+        file is never run), then check each one's sha256 there against job_spec's `files`."""
+        for local, remote in self.destinations.items():
+            sent = self.transport.put(
+                remote, read_regular(local, "file"), executable=os.access(local, os.X_OK)
+            )
+            if sent.code != 0:
+                raise RunError(
+                    f"cannot write {remote} on {self.transport.where}: {sent.last_line()}"
+                )
+        summed = self.transport.run(["sha256sum", "--", *self.destinations.values()])
+        found = {}
+        for line in summed.out.splitlines():
+            digest, _, name = line.partition("  ")
+            found[name] = digest
+        for local, remote in self.destinations.items():
+            expected = self.job.spec.files.get(posixpath.relpath(local, self.job.work_dir))
+            if expected is None or found.get(remote) != expected:
+                raise RunError(
+                    f"{remote} on {self.transport.where} does not hold what emit wrote (sha256 "
+                    f"{found.get(remote, 'missing')}, expected {expected}): not submitted"
+                )
+
+    @property
+    def script(self) -> str:
+        """The script's path on the cluster."""
+        return self.destinations[self.job.script]
+
+    def local_copy(self, remote: str) -> str:
+        """Where a cluster file is brought back to: the local work_dir, by its name."""
+        return posixpath.join(self.job.work_dir, posixpath.basename(remote))
+
+    def open_tail(self, path: str, scanner: LogScanner, sink: LineSink) -> Tail:
+        """The cluster log at `path`, tailed over the master."""
+        return RemoteLogTail(path, scanner, sink, self.transport)
+
+    def bring_back(self, remotes: list[str], patterns: tuple[str, ...],
+                   note: Callable[[str], None]) -> None:  # fmt: skip
+        """Copy the job's logs and the files `--fetch` patterns name on the cluster into the
+        local work_dir."""
+        wanted = list(remotes)
+        for pattern in patterns:
+            if not set(pattern) <= FETCHABLE or pattern.startswith("/") or ".." in pattern:
+                note(f"--fetch {pattern!r} skipped: only a relative glob of plain characters")
+                continue
+            listed = self.transport.run_shell(
+                f"cd {shlex.quote(self.folder)} && for f in {pattern}; do "
+                '[ -f "$f" ] && printf "%s\\n" "$f"; done; true'
+            )
+            wanted += [posixpath.join(self.folder, n) for n in listed.out.splitlines() if n]
+        for remote in wanted:
+            data = self.transport.fetch(remote)
+            if data is None:
+                note(f"{remote} was not on {self.transport.where} to bring back")
+                continue
+            target = self.local_copy(remote)
+            os.makedirs(posixpath.dirname(target), exist_ok=True)
+            with open(target, "wb") as stream:
+                stream.write(data)
+
+    def step_command(self, env: dict[str, str], out: str, err: str, exit_file: str) -> str:
+        """The cluster command that starts the script inside an allocation, detached from the
+        ssh session (its own session, so that a cancel kills exactly it), and prints its pid."""
+        assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        return (
+            f"cd {shlex.quote(self.folder)} && "
+            f"env {assigns} SCRIPTAST_EXIT_FILE={shlex.quote(exit_file)} "
+            f"setsid nohup /bin/sh -c {shlex.quote(WRAPPER)} scriptast-job bash "
+            f"{shlex.quote(self.script)} >{shlex.quote(out)} 2>{shlex.quote(err)} </dev/null & "
+            "echo $!"
+        )
+
+
+def _destinations(job: LoadedJob, folder: str) -> dict[str, str]:
+    """Each file emit wrote (local path) and the cluster path it belongs at: the script and the
+    extra files in the cluster work dir, unless extra_file_destinations names another place."""
+    chosen = {job.script: posixpath.join(folder, posixpath.basename(job.script))}
+    for extra in job.spec.extra_files:
+        chosen[extra] = job.spec.extra_file_destinations.get(
+            extra, posixpath.join(folder, posixpath.basename(extra))
+        )
+    clashes = {d for d in chosen.values() if list(chosen.values()).count(d) > 1}
+    if clashes:
+        raise RunError(f"two files of {job.work_dir} would go to {', '.join(sorted(clashes))}")
+    return chosen
+
+
+def launch_remote(
+    context: RemoteContext,
+    client: SchedulerClient,
+    options: RunOptions,
+    writer: Writer,
+    allocation: Allocated | None,
+) -> Followed:
+    """Check the cluster, upload and check the digests there, then sbatch (or start the script
+    inside the allocation) over the ssh master."""
+    job, cluster = context.job, context.transport
+    context.check_cluster()
+    context.upload()
+    if allocation is None:
+        job_id = client.submit(context.script, cwd=context.folder)
+        out, err = log_files(job, job_id)
+        command = tuple(client.submit_argv(context.script))
+    else:
+        job_id = allocation[0]
+        out, err = log_files(job, f"{job_id}.{int(time.time())}")
+        err = err or out
+        command = ("bash", context.script)
+    cluster.run(["mkdir", "-p", "--", *sorted({posixpath.dirname(p) for p in (out, err) if p})])
+    record = new_record(
+        job,
+        submit_command=command,
+        out_log=context.local_copy(out),
+        err_log=context.local_copy(err) if err and err != out else None,
+        remote_host=cluster.where,
+        remote_out_log=out,
+        remote_err_log=err if err != out else None,
+        job_id=job_id,
+        state="PENDING",
+    )
+    if allocation is not None:
+        _start_step(context, record, allocation, out, err or out)
+    return follow_remote(context, record, client, options, writer)
+
+
+def _start_step(
+    context: RemoteContext, record: RunRecord, allocation: Allocated, out: str, err: str
+) -> None:
+    exit_file = posixpath.join(context.folder, EXIT_FILE)
+    env = {
+        k: v
+        for k, v in allocation_env(context.job, *allocation[:2]).items()
+        if k.startswith("SLURM_")
+    }
+    env["SLURM_SUBMIT_DIR"] = context.folder
+    launch = context.step_command(env, out, err, exit_file)
+    launched = context.transport.run_shell(f"rm -f {shlex.quote(exit_file)}; {launch}")
+    if launched.code != 0 or not launched.out.strip().isdigit():
+        raise RunError(
+            f"cannot start {context.script} on {context.transport.where}: {launched.last_line()}"
+        )
+    record.pid, record.allocation_id, record.state = int(launched.out), allocation[0], "RUNNING"
+    record.notes += tuple(allocation[2])
+
+
+def follow_remote(
+    context: RemoteContext,
+    record: RunRecord,
+    client: SchedulerClient,
+    options: RunOptions,
+    writer: Writer,
+) -> Followed:
+    """A remote job followed over the ssh master: its logs tailed on the cluster and brought
+    back at the end; a batch job, or the script's process inside an allocation."""
+
+    def note(line: str) -> None:
+        record.notes += (line,)
+
+    logs = sorted({p for p in (record.remote_out_log, record.remote_err_log) if p})
+    setup = Setup(
+        open_tail=context.open_tail,
+        after_logs=lambda: context.bring_back(logs, options.fetch, note),
+    )
+    if record.pid is None:
+        return BatchFollowed(context.job, record, writer, client, setup)
+    exit_file = posixpath.join(context.folder, EXIT_FILE)
+    return RemoteStepFollowed(
+        context.job, record, writer, client, context.transport, exit_file, setup
+    )
