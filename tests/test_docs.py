@@ -37,7 +37,7 @@ def test_guide_covers_every_workflow_and_scenario() -> None:
 
 def test_library_doc_code_runs() -> None:
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs/library.md").read_text(), re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     old = os.getcwd()
     os.chdir(ROOT)
     try:

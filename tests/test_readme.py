@@ -1,4 +1,4 @@
-"""README's code runs as written."""
+"""README's code runs as written, and the library example that left it for docs/library.md."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import re
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+LIBRARY = README.parent / "docs/library.md"
+MOST_LINES = 250
 
 
-def test_readme_library_example_runs_and_emits_the_step() -> None:
-    text = README.read_text()
+def test_the_library_example_runs_and_emits_the_step() -> None:
+    text = LIBRARY.read_text()
     block = re.search(r"<!-- library-example -->\n```python\n(.*?)```", text, re.S)
     assert block is not None
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block.group(1), "README.md", "exec"), {})
+        exec(compile(block.group(1), "docs/library.md", "exec"), {})
     emitted = out.getvalue()
     assert emitted.startswith("#!/bin/bash\n#SBATCH --job-name=bench\n#SBATCH --nodes=1\n")
     assert "--mpi=pmix \\\n" in emitted and "--gres=gpu:4 \\\n" in emitted
@@ -56,3 +58,13 @@ def test_readme_tour_output_is_what_the_commands_print(tmp_path: Path) -> None:
         )
         shown = (result.stdout + result.stderr).replace(str(tmp_path), "/path/to/scriptast")
         assert shown == expected, command
+
+
+def test_readme_is_a_users_page_that_points_to_the_rest() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= MOST_LINES
+    for page in ("architecture", "reliability", "trtllm", "guide", "job_spec", "library"):
+        assert f"`docs/{page}.md`" in text and (README.parent / f"docs/{page}.md").is_file()
+    for heading in ("## Set up", "## A five-minute tour", "## Run it and get a verdict",
+                    "## Commands", "## Read more"):  # fmt: skip
+        assert heading in text

@@ -2,7 +2,7 @@
 
     python -m tests.hostile.harness [--scale N]
 
-prints the table the README's reliability section quotes; tests/hostile/test_harness.py runs
+prints the table docs/reliability.md quotes; tests/hostile/test_harness.py runs
 it and requires every case handled. "Handled" means the promise of that class held: one error
 line and nothing written, or output that keeps the rule the class attacks.
 """
