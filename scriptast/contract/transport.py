@@ -3,11 +3,13 @@ or a cluster over ssh). Scheduler clients take a Transport; neither side imports
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
+
+if TYPE_CHECKING:  # a type only: importing subprocess costs emit, which runs nothing, ~14 ms
+    import subprocess
 
 
 class Completed(msgspec.Struct, frozen=True):

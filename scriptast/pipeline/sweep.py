@@ -145,18 +145,37 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
+def emit_chunk(requests: list[Request]) -> list[str | None]:
+    """A worker's task: several requests emitted one after another (a task a line costs a
+    round trip to the pool each; a chunk pays it once)."""
+    return [emit_request(request) for request in requests]
+
+
+def _chunks(requests: Iterator[Request], size: int) -> Iterator[list[Request]]:
+    chunk: list[Request] = []
+    for request in requests:
+        chunk.append(request)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def _in_pool(
     planned: list[Planned], requests: Iterator[Request], workers: int, total: int
 ) -> Iterator[tuple[int, str | None]]:
-    """The requests emitted by a pool of workers, results in line order. A worker that dies
-    (killed, out of memory) breaks the pool: the lines in flight then are emitted again, each
-    alone in a pool of its own, and a line whose worker dies again is reported failed."""
+    """The requests emitted by a pool of workers in chunks, results in line order. A worker
+    that dies (killed, out of memory) breaks the pool: the lines of every chunk in flight
+    then are emitted again, each alone in a pool of its own, and a line whose worker dies
+    again is reported failed."""
     from concurrent.futures.process import BrokenProcessPool
 
-    window = workers * max(2, min(64, total // (workers * 8)))
+    size = max(1, min(64, total // (workers * 8)))
+    window = workers * 2
     pool = _pool(workers)
-    futures: deque[tuple[Request, Future[str | None]]] = deque()
-    pending = iter(requests)
+    futures: deque[tuple[list[Request], Future[list[str | None]]]] = deque()
+    pending = _chunks(iter(requests), size)
     index = 0
 
     def renewed() -> ProcessPoolExecutor:
@@ -164,31 +183,35 @@ def _in_pool(
         pool.shutdown(wait=False, cancel_futures=True)
         for position, (queued, held) in enumerate(futures):
             if not (held.done() and held.exception() is None):
-                futures[position] = (queued, _settled(_alone(queued)))
+                futures[position] = (queued, _settled([_alone(r) for r in queued]))
         return _pool(workers)
 
     try:
         while True:
-            while len(futures) < window and (request := next(pending, None)) is not None:
+            while len(futures) < window and (chunk := next(pending, None)) is not None:
                 try:  # a worker killed meanwhile breaks the pool for new work too
-                    submitted = pool.submit(emit_request, request)
+                    submitted = pool.submit(emit_chunk, chunk)
                 except BrokenProcessPool:
                     pool = renewed()
-                    submitted = pool.submit(emit_request, request)
-                futures.append((request, submitted))
+                    submitted = pool.submit(emit_chunk, chunk)
+                futures.append((chunk, submitted))
             while index < len(planned) and planned[index][1] is None:
                 yield planned[index][0], planned[index][2]
                 index += 1
             if not futures:
                 return
-            request, future = futures.popleft()
+            chunk, future = futures.popleft()
             try:
-                outcome = future.result()
+                outcomes = future.result()
             except BrokenProcessPool:
-                outcome = _alone(request)
+                outcomes = [_alone(request) for request in chunk]
                 pool = renewed()
-            yield planned[index][0], outcome
-            index += 1
+            for outcome in outcomes:
+                while planned[index][1] is None:  # a bad line between two good ones
+                    yield planned[index][0], planned[index][2]
+                    index += 1
+                yield planned[index][0], outcome
+                index += 1
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -207,7 +230,7 @@ def _alone(request: Request) -> str | None:
             )
 
 
-def _settled(outcome: str | None) -> Future[str | None]:
-    done: Future[str | None] = Future()
-    done.set_result(outcome)
+def _settled(outcomes: list[str | None]) -> Future[list[str | None]]:
+    done: Future[list[str | None]] = Future()
+    done.set_result(outcomes)
     return done

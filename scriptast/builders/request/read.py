@@ -29,21 +29,25 @@ from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType
 from scriptast.errors import InputError
 
 
-def part_types() -> tuple[type[RequestPart], ...]:
-    """The part of the request each registered category owns, in the registry's order."""
+class Shape(msgspec.Struct, frozen=True):
+    """The request as the registered categories make it: each one's part, in the registry's
+    order; the flat type a file writes; every field name; the fields that are local paths."""
+
+    parts: tuple[type[RequestPart], ...]
+    flat: type[msgspec.Struct]
+    names: frozenset[str]
+    local_paths: tuple[str, ...]
+
+
+def shape() -> Shape:
+    """The request's shape for the categories registered now (made once for each registry)."""
     from scriptast.builders.categories import CATEGORIES
 
-    return tuple(dict.fromkeys(c.request_part for c in CATEGORIES.values()))
-
-
-def request_type() -> type[msgspec.Struct]:
-    """The request as a file writes it: the shared fields with every category's part among
-    them, flat (`scriptast schema request` prints it)."""
-    return _flat(part_types())
+    return _shape(tuple(dict.fromkeys(c.request_part for c in CATEGORIES.values())))
 
 
 @functools.cache
-def _flat(parts: tuple[type[RequestPart], ...]) -> type[msgspec.Struct]:
+def _shape(parts: tuple[type[RequestPart], ...]) -> Shape:
     shared = [f for f in msgspec.structs.fields(Request) if f.name != "parts"]
     owned = [f for kind in parts for f in msgspec.structs.fields(kind)]
     names = [f.name for f in (*shared, *owned)]
@@ -59,7 +63,8 @@ def _flat(parts: tuple[type[RequestPart], ...]) -> type[msgspec.Struct]:
         forbid_unknown_fields=True,
     )
     flat.__doc__ = FLAT_DOC
-    return flat
+    local = (*LOCAL_PATH_FIELDS, *(f for kind in parts for f in kind.LOCAL_PATHS))
+    return Shape(parts=parts, flat=flat, names=frozenset(names), local_paths=local)
 
 
 FLAT_DOC = (
@@ -69,22 +74,32 @@ FLAT_DOC = (
 )
 
 
+def part_types() -> tuple[type[RequestPart], ...]:
+    """The part of the request each registered category owns, in the registry's order."""
+    return shape().parts
+
+
+def request_type() -> type[msgspec.Struct]:
+    """The request as a file writes it: the shared fields with every category's part among
+    them, flat (`scriptast schema request` prints it)."""
+    return shape().flat
+
+
 def request_fields() -> tuple[str, ...]:
     """Every field name a request file may hold, in the order `scriptast schema request` lists
     them."""
     return tuple(request_type().__struct_fields__)
 
 
-def _split(flat: msgspec.Struct) -> Request:
+def _split(flat: msgspec.Struct, parts: tuple[type[RequestPart], ...]) -> Request:
     """The flat request as the shared fields and the parts that set a field."""
-    values = {name: getattr(flat, name) for name in flat.__struct_fields__}
-    parts = []
-    for kind in part_types():
-        own = {name: values[name] for name in kind.__struct_fields__}
+    values = msgspec.structs.asdict(flat)
+    found = []
+    for kind in parts:
+        own = {name: values.pop(name) for name in kind.__struct_fields__}
         if any(value is not None for value in own.values()):
-            parts.append(kind(**own))
-    shared = {name: values[name] for name in SHARED_FIELDS}
-    return Request(**shared, parts=tuple(parts))
+            found.append(kind(**own))
+    return Request(**values, parts=tuple(found))
 
 
 def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
@@ -123,9 +138,11 @@ def _load_yaml(text: str, path: str) -> Any:
         raise InputError(f"request file {path} is not valid YAML: {yaml_problem(error)}") from None
 
 
-def check_field_names(fields: dict[str, Any], origin: str) -> None:
+def check_field_names(
+    fields: dict[str, Any], origin: str, known: frozenset[str] | None = None
+) -> None:
     """Unknown field names are an error that names them (a typo must not pass silently)."""
-    known = request_fields()
+    known = shape().names if known is None else known
     for name in fields:
         if not isinstance(name, str):
             raise InputError(
@@ -135,7 +152,8 @@ def check_field_names(fields: dict[str, Any], origin: str) -> None:
         if name not in known:
             raise InputError(
                 f"unknown request field {shown(name)} in {origin}"
-                f"{did_you_mean(name, known)}; see `scriptast schema request` for the fields"
+                f"{did_you_mean(name, request_fields())}; see `scriptast schema request` for "
+                "the fields"
             )
     env_check = fields.get("env_check")
     if isinstance(env_check, dict):
@@ -156,11 +174,12 @@ def build_request(
     origin: str = "the request",
 ) -> Request:
     """Merge file values with flags (flags win), make local paths absolute, and type-check."""
+    made = shape()
     merged: dict[str, Any] = {}
     if file_fields:
-        check_field_names(file_fields, origin)
+        check_field_names(file_fields, origin, made.names)
         merged.update(file_fields)
-    check_field_names(flag_fields, "the flags")
+    check_field_names(flag_fields, "the flags", made.names)
     for name, value in flag_fields.items():
         if name == "env_check" and isinstance(value, dict):
             merged["env_check"] = {**(merged.get("env_check") or {}), **value}
@@ -173,8 +192,7 @@ def build_request(
     for name, value in merged.items():
         _check_text(name, value)
     base = Path(cwd or os.getcwd())
-    local_paths = (*LOCAL_PATH_FIELDS, *(f for k in part_types() for f in k.LOCAL_PATHS))
-    for name in local_paths:
+    for name in made.local_paths:
         value = merged.get(name)
         if isinstance(value, str) and value:
             merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
@@ -190,13 +208,13 @@ def build_request(
             raise InputError(
                 f"{name} {value!r} must be an absolute path on the cluster (it is used verbatim)"
             )
-    for name in (*local_paths, *HOST_PATH_FIELDS, *REMOTE_PATH_FIELDS):
+    for name in (*made.local_paths, *HOST_PATH_FIELDS, *REMOTE_PATH_FIELDS):
         _check_path_length(name, merged.get(name))
     try:
-        flat = msgspec.convert(merged, type=request_type(), strict=False)
+        flat = msgspec.convert(merged, type=made.flat, strict=False)
     except msgspec.ValidationError as error:
         raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
-    return _split(flat)
+    return _split(flat, made.parts)
 
 
 PATH_MAX = 4096
