@@ -3,7 +3,7 @@ seed's fallbacks when the probe could not tell."""
 
 from __future__ import annotations
 
-import platform
+import os
 
 import msgspec
 
@@ -34,7 +34,7 @@ def resolve_arch(
     machine: str | None = None,
 ) -> Arch:
     """The seed's Step 1 arch rules."""
-    here = normalize_arch(machine or platform.machine())
+    here = normalize_arch(machine or os.uname().machine)
     if where.scheduler != SLURM:
         return Arch(here, "this machine (uname -m)", True)
     missing_tools = slurm_env is not None and slurm_env.client_tools_missing

@@ -4,17 +4,25 @@ submit.py writes, Slurm's client and state table, and persistent allocations."""
 from __future__ import annotations
 
 from scriptast.contract.axes import SLURM
-from scriptast.schedulers.backend import BATCH, SchedulerBackend
-from scriptast.schedulers.slurm.client import SlurmClient
+from scriptast.contract.transport import Transport
+from scriptast.schedulers.backend import BATCH, SchedulerBackend, SchedulerClient
 from scriptast.schedulers.slurm.script import lower
 from scriptast.schedulers.slurm.states import SLURM_STATES
+
+
+def _client(transport: Transport) -> SchedulerClient:
+    """Slurm's commands through `transport` (loaded by run only: emit never needs them)."""
+    from scriptast.schedulers.slurm.client import SlurmClient
+
+    return SlurmClient(transport)
+
 
 BACKEND = SchedulerBackend(
     name=SLURM,
     lower=lower,
     states=SLURM_STATES,
     launch=BATCH,
-    client=SlurmClient,
+    client=_client,
     runs_launch_scripts=True,
     allocations=True,
 )

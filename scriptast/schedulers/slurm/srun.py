@@ -9,6 +9,7 @@ import functools
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.steps import Step
 from scriptast.model.slurm import Mount, PyxisContainer, SrunStep
+from scriptast.model.statements import Payload
 from scriptast.model.words import Lit
 from scriptast.schedulers.shell import payload, statements
 
@@ -17,25 +18,20 @@ def srun_step(job: ResolvedJob, step: Step) -> SrunStep:
     """`srun -l --ntasks=N --ntasks-per-node=N [--mpi=<plugin>] --kill-on-bad-exit=1
     --container-... bash -c '...'` (or `bash <runner>` for a step run from its runner file)."""
     assert job.slurm is not None
-    mpi = job.slurm.mpi_plugin if step.mpi else None
+    command: tuple[Lit, ...] = ()
+    run: Payload | None = None
     if step.runner is not None:
         command = (Lit(value="bash"), Lit(value=step.runner.path))
-        return SrunStep(
-            ntasks=step.tasks,
-            ntasks_per_node=step.tasks,
-            mpi=mpi,
-            kill_on_bad_exit=True,
-            container=container(job),
-            command=command,
-        )
-    body = [each for action in step.actions for each in statements(job, action, step.tasks)]
+    else:
+        run = payload(*(each for a in step.actions for each in statements(job, a, step.tasks)))
     return SrunStep(
         ntasks=step.tasks,
         ntasks_per_node=step.tasks,
-        mpi=mpi,
+        mpi=job.slurm.mpi_plugin if step.mpi else None,
         kill_on_bad_exit=True,
         container=container(job),
-        payload=payload(*body),
+        payload=run,
+        command=command,
     )
 
 
