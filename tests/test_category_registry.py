@@ -4,7 +4,6 @@ with no other change; and it owns its part of the request."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -156,7 +155,7 @@ def test_a_category_owns_its_request_fields_and_the_file_stays_flat(
         "skill_dir", "test_cmd", "eval_cmd", "bench_cmd", "custom_cmd", "custom_script",
         "custom_env", "perf_config_yaml", "perf_test_name",
     )  # fmt: skip
-    smoke = dataclasses.replace(SMOKE, request_part=SmokeRequest)
+    smoke = msgspec.structs.replace(SMOKE, request_part=SmokeRequest)
     monkeypatch.setattr(categories, "CATEGORIES", dict(categories.CATEGORIES))
     categories.register(smoke)
     assert "smoke_filter" in request_fields()
@@ -170,3 +169,37 @@ def test_a_request_splits_into_its_parts(site: Site) -> None:
     assert request.part(CustomRequest).custom_cmd is None
     assert [type(p) for p in request.parts] == [BenchRequest]
     assert not hasattr(request, "bench_cmd")
+
+
+def _callable(hint: Any) -> Any:
+    """The Callable of a record field's type (`Callable[...]` or `Callable[...] | None`)."""
+    import collections.abc
+    import typing
+
+    if typing.get_origin(hint) is collections.abc.Callable:
+        return hint
+    return next(
+        a for a in typing.get_args(hint) if typing.get_origin(a) is collections.abc.Callable
+    )
+
+
+def test_each_lazily_named_function_is_there_with_the_fields_signature() -> None:
+    import inspect
+    import typing
+
+    from scriptast.builders import category as record
+
+    hints = typing.get_type_hints(Category, vars(record))
+    checked = 0
+    for chosen in categories.CATEGORIES.values():
+        for field, hint in hints.items():
+            value = getattr(chosen, field)
+            if not isinstance(value, record.Later):
+                continue
+            parameters = typing.get_args(_callable(hint))[0]
+            signature = inspect.signature(value.resolved())
+            assert len(signature.parameters) == len(parameters), (chosen.name, field)
+            checked += 1
+    assert checked == 16
+    with pytest.raises(AttributeError, match="no_such_rule"):
+        record.Later("scriptast.builders.categories.bench.work", "no_such_rule").resolved()

@@ -123,7 +123,7 @@ def test_a_backend_maps_its_states_through_one_table() -> None:
 
 def test_a_name_is_registered_once_and_an_unknown_one_is_one_error() -> None:
     with pytest.raises(ValueError, match="registered already"):
-        registry.register(registry.SCHEDULERS["slurm"])
+        registry.register(registry.scheduler("slurm"))
     with pytest.raises(InputError, match="no scheduler backend 'pbs'; known: slurm, docker"):
         registry.scheduler("pbs")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -59,6 +59,33 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
+class Later:
+    """A function of a category's own modules, named by module and name and imported on its
+    first call: one emit loads the code of its own category only."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self._function: Callable[..., Any] | None = None
+
+    def resolved(self) -> Callable[..., Any]:
+        """The function itself (imported now, if it was not yet)."""
+        if self._function is None:
+            import importlib
+
+            self._function = getattr(importlib.import_module(self.module), self.name)
+        return self._function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolved()(*args, **kwargs)
+
+
+def later(module: str, name: str) -> Any:
+    """`module.name` as a Later, typed as the record's field it fills (tests/
+    test_category_registry.py holds each one against the field's signature)."""
+    return Later(module, name)
+
+
 def _accept(request: Request) -> None:
     """No check before the shared rules."""
 
@@ -72,8 +99,7 @@ def _no_folders(request: Request, log_dir: str) -> MountFolders:
     return MountFolders()
 
 
-@dataclass(frozen=True)
-class Category:
+class Category(msgspec.Struct, frozen=True, kw_only=True):
     """One workflow category. `check_request` runs first, `route` may hand the request to
     another category, `mount_folders` adds mounts, `resolve` runs after the shared rules.
     What the job runs comes from `steps` (a scheduler backend lowers them to its script), or

@@ -12,7 +12,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from scriptast.contract.run_record import (
     RUN_FILE,
@@ -40,8 +41,7 @@ Ending = tuple[str | None, int | None, str | None]
 """(state in the scheduler's words, exit code, where they were read)."""
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(msgspec.Struct, frozen=True, kw_only=True):
     """How a followed job reads: its logs' opener (a cluster's log is tailed over ssh), what
     runs once they are read to their end (a remote job's are brought back then), its clock."""
 

@@ -23,12 +23,11 @@ from scriptast.pipeline.file_set import Made, Output, OutputFile
 from scriptast.pipeline.job_spec import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 from scriptast.schedulers.backend import Lowered
-from scriptast.schedulers.docker.lower import DOCKER_CMD
 from scriptast.schedulers.registry import scheduler
 
 JOB_SPEC = "job_spec.json"
 
-__all__ = ["DOCKER_CMD", "JOB_SPEC", "Output", "OutputFile", "generate", "write_outputs"]
+__all__ = ["JOB_SPEC", "Output", "OutputFile", "generate", "write_outputs"]
 
 
 def _file(job: ResolvedJob, name: str, script: Script, executable: bool = True) -> OutputFile:

@@ -5,8 +5,7 @@ state names onto the verdict's job states."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -14,9 +13,11 @@ from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.steps import JobSteps
 from scriptast.contract.job_spec import JobLogs
 from scriptast.contract.run_record import JobState
-from scriptast.contract.transport import Completed, Transport
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
+
+if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the transport seam
+    from scriptast.contract.transport import Completed, Transport
 
 
 class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,8 +83,7 @@ PROCESS = "process"
 """A job run on this machine as a process whose exit code is the job's (docker_cmd.sh)."""
 
 
-@dataclass(frozen=True)
-class SchedulerBackend:
+class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     """One scheduler. `lower` turns a category's steps into its script form;
     `runs_launch_scripts`: it takes a launch script another tool writes (perf_sanity's
     submit.py writes Slurm batch scripts); `states` maps each of its state names onto JobState

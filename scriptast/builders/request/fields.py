@@ -1,8 +1,8 @@
 """The job request's fields: those every category shares under the seed's names, and the part
 each category owns (its commands and files). A request file keeps them all flat, side by side."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here or in the parts: the flat request type is made
+# from these annotations at run time, and string annotations would be evaluated at each start.
 from typing import ClassVar, Literal, TypeVar
 
 import msgspec

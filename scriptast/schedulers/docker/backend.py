@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from scriptast.contract.axes import DOCKER
+from scriptast.contract.run_record import JobState
 from scriptast.schedulers.backend import PROCESS, SchedulerBackend
 from scriptast.schedulers.docker.lower import lower
-from scriptast.schedulers.docker.states import DOCKER_STATES
+
+DOCKER_STATES: dict[str, JobState] = {
+    "RUNNING": JobState.RUNNING,
+    "COMPLETED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+}
+"""What run records for a docker job's process: running, or ended with exit code 0 or not."""
+
 
 BACKEND = SchedulerBackend(name=DOCKER, lower=lower, states=DOCKER_STATES, launch=PROCESS)

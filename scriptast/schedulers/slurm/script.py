@@ -8,7 +8,7 @@ import functools
 import posixpath
 
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import JobSteps
+from scriptast.builders.steps import JobSteps, Step
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import SbatchDirective, SrunStep, filename_literal
@@ -16,7 +16,6 @@ from scriptast.model.statements import Assign, Comment, cmd
 from scriptast.model.words import Param, concat
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.shell import install_commands, payload
-from scriptast.schedulers.slurm.runner import runner_script
 from scriptast.schedulers.slurm.srun import container, srun_step
 
 
@@ -29,9 +28,7 @@ def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
         directives=directives(job),
         body=body,
     )
-    others = tuple(
-        (step.runner.name, runner_script(job, step)) for step in planned.steps if step.runner
-    )
+    others = tuple((step.runner.name, _runner(job, step)) for step in planned.steps if step.runner)
     return Lowered(
         main_name=f"{job.job_name}.slurm",
         main=script,
@@ -39,6 +36,12 @@ def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
         carried=job.work.carried(),
         logs=batch_logs(job),
     )
+
+
+def _runner(job: ResolvedJob, step: Step) -> Script:
+    from scriptast.schedulers.slurm.runner import runner_script
+
+    return runner_script(job, step)
 
 
 def batch_logs(job: ResolvedJob) -> JobLogs:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from scriptast.builders.categories.bench.request import BenchRequest
-from scriptast.builders.categories.bench.steps import steps
-from scriptast.builders.categories.bench.work import check_request, resolve
-from scriptast.builders.category import Category, Patterns
+from scriptast.builders.category import Category, Patterns, later
+
+WORK = "scriptast.builders.categories.bench.work"
+STEPS = "scriptast.builders.categories.bench.steps"
 
 CATEGORY = Category(
     name="bench",
@@ -26,7 +27,7 @@ CATEGORY = Category(
         success=("token/s", "throughput", "Request Throughput (req/sec):"),
         failure=("Error", "Traceback"),
     ),
-    check_request=check_request,
-    resolve=resolve,
-    steps=steps,
+    check_request=later(WORK, "check_request"),
+    resolve=later(WORK, "resolve"),
+    steps=later(STEPS, "steps"),
 )

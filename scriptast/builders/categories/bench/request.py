@@ -1,7 +1,5 @@
 """bench's part of the request: the trtllm-bench command."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec

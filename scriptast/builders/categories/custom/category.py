@@ -4,9 +4,10 @@ generated slurm_run_custom.sh."""
 from __future__ import annotations
 
 from scriptast.builders.categories.custom.request import CustomRequest
-from scriptast.builders.categories.custom.steps import steps
-from scriptast.builders.categories.custom.work import check_request, mount_folders, resolve
-from scriptast.builders.category import Category, Patterns
+from scriptast.builders.category import Category, Patterns, later
+
+WORK = "scriptast.builders.categories.custom.work"
+STEPS = "scriptast.builders.categories.custom.steps"
 
 CATEGORY = Category(
     name="custom",
@@ -22,8 +23,8 @@ CATEGORY = Category(
     options=("custom_cmd", "custom_script", "custom_env"),
     request_part=CustomRequest,
     patterns=Patterns(success=(), failure=("Error", "Traceback")),
-    check_request=check_request,
-    mount_folders=mount_folders,
-    resolve=resolve,
-    steps=steps,
+    check_request=later(WORK, "check_request"),
+    mount_folders=later(WORK, "mount_folders"),
+    resolve=later(WORK, "resolve"),
+    steps=later(STEPS, "steps"),
 )

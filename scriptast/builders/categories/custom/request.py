@@ -1,7 +1,5 @@
 """custom's part of the request: the command or script, and its environment."""
 
-from __future__ import annotations
-
 from typing import Annotated, ClassVar
 
 import msgspec

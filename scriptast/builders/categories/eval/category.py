@@ -4,9 +4,10 @@ one, the perf-sanity path with accuracy on."""
 from __future__ import annotations
 
 from scriptast.builders.categories.eval.request import EvalRequest
-from scriptast.builders.categories.eval.steps import steps
-from scriptast.builders.categories.eval.work import check_request, resolve
-from scriptast.builders.category import Category, Patterns
+from scriptast.builders.category import Category, Patterns, later
+
+WORK = "scriptast.builders.categories.eval.work"
+STEPS = "scriptast.builders.categories.eval.steps"
 
 CATEGORY = Category(
     name="eval",
@@ -26,7 +27,7 @@ CATEGORY = Category(
     patterns=Patterns(
         success=("accuracy:", "score:", "rouge1:"), failure=("AssertionError", "Error")
     ),
-    check_request=check_request,
-    resolve=resolve,
-    steps=steps,
+    check_request=later(WORK, "check_request"),
+    resolve=later(WORK, "resolve"),
+    steps=later(STEPS, "steps"),
 )

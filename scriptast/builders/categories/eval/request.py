@@ -1,7 +1,5 @@
 """eval's part of the request: the trtllm-eval command."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec

@@ -4,11 +4,12 @@ too."""
 
 from __future__ import annotations
 
-from scriptast.builders.categories.perf_sanity.launch import plan_submit
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.categories.perf_sanity.work import resolve
-from scriptast.builders.category import Category, Patterns
+from scriptast.builders.category import Category, Patterns, later
 from scriptast.contract.axes import SLURM
+
+WORK = "scriptast.builders.categories.perf_sanity.work"
+LAUNCH = "scriptast.builders.categories.perf_sanity.launch"
 
 CATEGORY = Category(
     name="perf_sanity",
@@ -38,8 +39,8 @@ CATEGORY = Category(
     # the seed's 8_done_, and what upstream's launch drafts print when they end well
     request_part=PerfSanityRequest,
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
-    resolve=resolve,
-    submit=plan_submit,
+    resolve=later(WORK, "resolve"),
+    submit=later(LAUNCH, "plan_submit"),
     only_on=SLURM,
     refusal="perf_sanity (benchmark) jobs need Slurm: {scenario} is not supported",
 )

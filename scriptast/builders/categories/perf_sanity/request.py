@@ -1,8 +1,6 @@
 """perf_sanity's part of the request: the perf config and its server config name (a pytest
 perf-sanity id and a multi-node eval come this way too)."""
 
-from __future__ import annotations
-
 from typing import Annotated, ClassVar
 
 import msgspec

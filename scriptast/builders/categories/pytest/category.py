@@ -4,9 +4,10 @@ test's marks, id and body."""
 from __future__ import annotations
 
 from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.categories.pytest.steps import steps
-from scriptast.builders.categories.pytest.work import check_request, resolve, route
-from scriptast.builders.category import Category, Patterns
+from scriptast.builders.category import Category, Patterns, later
+
+WORK = "scriptast.builders.categories.pytest.work"
+STEPS = "scriptast.builders.categories.pytest.steps"
 
 CATEGORY = Category(
     name="pytest",
@@ -22,8 +23,8 @@ CATEGORY = Category(
     options=("test_cmd", "perf_config_yaml", "perf_test_name"),
     request_part=PytestRequest,
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
-    check_request=check_request,
-    route=route,
-    resolve=resolve,
-    steps=steps,
+    check_request=later(WORK, "check_request"),
+    route=later(WORK, "route"),
+    resolve=later(WORK, "resolve"),
+    steps=later(STEPS, "steps"),
 )

@@ -1,7 +1,5 @@
 """pytest's part of the request: the test command."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec
