@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
 from scriptast.schedulers.backend import Final, QueueRow
-from scriptast.schedulers.slurm.backend import is_final
+from scriptast.schedulers.slurm.states import is_final
 
 QUEUE_FORMAT = "%i|%T|%r|%M|%L|%N"
 _FIELDS = re.compile(r"(\w+)=(\S*)")
