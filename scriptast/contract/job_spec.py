@@ -7,6 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.measured import Measures
 from scriptast.contract.slurm_env import SlurmEnv
 
 
@@ -69,4 +70,5 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     scheduler: str
     transport: str
     logs: JobLogs
+    measures: Measures | None = None
     files: dict[str, str] = {}

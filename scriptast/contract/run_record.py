@@ -9,6 +9,7 @@ from enum import StrEnum
 import msgspec
 
 from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.measured import Figure, PytestResults
 
 RUN_FILE = "run.json"
 RECORD_VERSION = 1
@@ -23,6 +24,7 @@ class Verdict(StrEnum):
     NODE_FAIL = "NODE_FAIL"
     CANCELLED = "CANCELLED"
     FAILED = "FAILED"
+    REGRESSED = "REGRESSED"
     INCONCLUSIVE = "INCONCLUSIVE"
     PASSED = "PASSED"
 
@@ -36,6 +38,7 @@ VERDICT_EXIT = {
     Verdict.OUT_OF_MEMORY: 14,
     Verdict.TIMEOUT: 15,
     Verdict.HANG: 16,
+    Verdict.REGRESSED: 17,
 }
 """`scriptast run`'s exit code for each verdict (several jobs: the first verdict in judging
 order among theirs). Bad input is 2, a submitted `--detach` run 0."""
@@ -76,7 +79,9 @@ class PatternHit(msgspec.Struct, frozen=True, kw_only=True):
 class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One submission of a work_dir's job and what became of it. `job_id` is Slurm's job (the
     allocation's, for a job run inside a persistent allocation); `pid` is the local process
-    that runs the job (docker, or the script inside an allocation) on `host`."""
+    that runs the job (docker, or the script inside an allocation) on `host`. `figures` and
+    `tests` are what the job measured; `missing` the figures it should have printed and did
+    not; `unread` the result files that could not be read, each with why."""
 
     version: int
     work_dir: str
@@ -107,6 +112,10 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     remote_host: str | None = None
     remote_out_log: str | None = None
     remote_err_log: str | None = None
+    figures: tuple[Figure, ...] = ()
+    tests: PytestResults | None = None
+    missing: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
 
     @property
     def live(self) -> bool:

@@ -1,0 +1,105 @@
+"""What a job measures, as types both sides of the contract use: what emit says the job will
+measure and where run finds it (`Measures`, in job_spec.json), and what run read from the job
+(figures, each with its source and its check against a reference, and a pytest run's tests, in
+run.json)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Kind = Literal["bench", "eval", "pytest", "perf_sanity"]
+
+
+class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the job measures. `kind` chooses the reader of its log; `model` is the model as its
+    command names it (an HF id or a path) and the quantization its accuracy references are
+    looked up by (`quantization_known` False: nothing said it, the unquantized entry is
+    used); `tasks` the eval tasks and `num_samples` the samples each evaluates (None: the
+    task's whole set); `junit` and `report_json` files the job writes, as paths where it
+    runs, and `result_glob` the files it writes a figure report each into (perf_sanity's
+    clients' logs); `references` a references file on this machine; `gpu_type` the GPU type its
+    references are keyed by besides the partition."""
+
+    kind: Kind
+    model: str | None = None
+    quant_algo: str | None = None
+    kv_cache_quant_algo: str | None = None
+    quantization_known: bool = False
+    tasks: tuple[str, ...] = ()
+    num_samples: int | None = None
+    junit: str | None = None
+    report_json: str | None = None
+    result_glob: str | None = None
+    references: str | None = None
+    gpu_type: str | None = None
+
+
+class Source(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where a figure was read: a log or a result file, and its line (None: a whole file)."""
+
+    file: str
+    line: int | None = None
+
+
+class Check(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A figure held against a reference: the reference value, the lowest and the highest value
+    that pass (None: no bound on that side), where the reference came from, the margin to the
+    bound that matters (positive: inside by that much) and whether the figure passed."""
+
+    reference: float
+    lower: float | None = None
+    upper: float | None = None
+    origin: str
+    margin: float
+    ok: bool
+
+
+class Figure(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One number the job measured: its name, value, unit and source; `higher_is_better` says
+    which way it regresses (None: neither); `samples` how many samples an accuracy was measured
+    on, when the tool says; `check` its reference check, or `unchecked` why no reference
+    applied; `headline` marks the figure a table of jobs shows."""
+
+    name: str
+    value: float
+    unit: str
+    source: Source
+    higher_is_better: bool | None = None
+    samples: int | None = None
+    check: Check | None = None
+    unchecked: str | None = None
+    headline: bool = False
+
+
+class FailedTest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A test that did not pass: its id, `failed` or `error`, its message's first line and its
+    duration in seconds."""
+
+    id: str
+    outcome: Literal["failed", "error"]
+    message: str = ""
+    seconds: float | None = None
+
+
+class PytestResults(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A pytest run's JUnit XML: the counts, the total duration, and each failed or errored
+    test (the first MOST_FAILED of them)."""
+
+    source: str
+    tests: int
+    failures: int
+    errors: int
+    skipped: int
+    seconds: float = 0.0
+    failed: tuple[FailedTest, ...] = ()
+
+    @property
+    def passed(self) -> int:
+        """Tests that ran and passed."""
+        return self.tests - self.failures - self.errors - self.skipped
+
+
+MOST_FAILED = 100
+"""Failed tests kept in run.json (a verdict names the first 20)."""

@@ -1,0 +1,166 @@
+"""What a finished job measured, checked: the figures its logs printed and its result files
+hold (JUnit XML, trtllm-bench's --report_json), each held against the reference that applies
+(a references file first, then the repository's accuracy references), the figures that were
+expected and never printed, and the result files that could not be read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import msgspec
+
+from scriptast.contract.measured import Figure, Measures, PytestResults
+from scriptast.results import accuracy
+from scriptast.results.bench_report import HEADLINE, BenchLines, report_figures
+from scriptast.results.eval_lines import LM_EVAL_TASKS, EvalLines
+from scriptast.results.junit import JunitError, read_junit
+from scriptast.results.reference_file import References, Where, check, choose
+from scriptast.results.serving_lines import HEADLINE as SERVING_HEADLINE, serving_figures
+
+ReadFile = Callable[[str], bytes]
+"""Reads a result file by the path the job wrote it at; OSError when it cannot."""
+ListFiles = Callable[[str], list[str]]
+"""The regular files a glob matches where the job ran (no link followed), sorted."""
+LineReader = BenchLines | EvalLines
+SPECIAL_FIGURES = {"cnn_dailymail": "cnn_dailymail rouge1", "voxpopuli": "voxpopuli wer"}
+
+
+class Measured(msgspec.Struct, kw_only=True):
+    """The figures (checked), a pytest run's tests, the figures expected and not printed, and
+    the result files not read with why."""
+
+    figures: list[Figure]
+    tests: PytestResults | None = None
+    missing: list[str] = []
+    unread: list[str] = []
+
+    @property
+    def regressed(self) -> list[Figure]:
+        """The figures outside their reference."""
+        return [f for f in self.figures if f.check is not None and not f.check.ok]
+
+
+def line_reader(measures: Measures | None) -> LineReader | None:
+    """The reader a log's lines go through for this kind of job, if any."""
+    if measures is None:
+        return None
+    if measures.kind == "bench":
+        return BenchLines()
+    if measures.kind == "eval":
+        return EvalLines(measures.tasks)
+    return None
+
+
+def expected_figures(measures: Measures) -> list[str]:
+    """The figures the job must print: each eval task's score, trtllm-bench's output
+    throughput."""
+    if measures.kind == "bench":
+        return [HEADLINE]
+    if measures.kind == "eval":
+        return [task_figure(task) for task in measures.tasks]
+    return []
+
+
+def task_figure(task: str) -> str:
+    """The figure a trtllm-eval task's score is read as."""
+    task = LM_EVAL_TASKS.get(task, task)
+    return SPECIAL_FIGURES.get(task, f"{task} accuracy")
+
+
+def measure(
+    measures: Measures,
+    logged: list[Figure],
+    read_file: ReadFile,
+    *,
+    list_files: ListFiles | None = None,
+    repo_root: str | None,
+    where: Where,
+    references: References | None,
+) -> Measured:
+    """Gather, check and mark the headline of what the job measured."""
+    found = {figure.name: figure for figure in logged}
+    result = Measured(figures=[])
+    if measures.report_json:
+        try:
+            for figure in report_figures(read_file(measures.report_json), measures.report_json):
+                found.setdefault(figure.name, figure)
+        except (OSError, ValueError) as error:
+            result.unread.append(f"{measures.report_json}: {_why(error)}")
+    if measures.junit:
+        try:
+            result.tests = read_junit(read_file(measures.junit), measures.junit)
+        except (OSError, JunitError) as error:
+            result.unread.append(f"{measures.junit}: {_why(error)}")
+    expected = expected_figures(measures)
+    if measures.result_glob and list_files is not None:
+        expected += _client_logs(measures.result_glob, read_file, list_files, found, result)
+    result.missing = [name for name in expected if name not in found]
+    if not expected and not found and measures.kind != "pytest":
+        result.missing = [f"any {measures.kind} figure (no score line was printed)"]
+    headline = _headline(measures, list(found))
+    for figure in found.values():
+        figure = _checked(figure, measures, repo_root, where, references)
+        if figure.name == headline:
+            figure = msgspec.structs.replace(figure, headline=True)
+        result.figures.append(figure)
+    return result
+
+
+def _client_logs(
+    pattern: str, read_file: ReadFile, list_files: ListFiles, found: dict[str, Figure],
+    result: Measured,
+) -> list[str]:  # fmt: skip
+    """Read each perf-sanity client's log into `found`; the figures each must have."""
+    try:
+        paths = list_files(pattern)
+    except OSError as error:
+        result.unread.append(f"{pattern}: {_why(error)}")
+        return []
+    if not paths:
+        return [f"a benchmark client's log ({pattern})"]
+    expected = []
+    for path in paths:
+        try:
+            figures, lacking = serving_figures(read_file(path), path)
+        except OSError as error:
+            result.unread.append(f"{path}: {_why(error)}")
+            continue
+        for figure in figures:
+            found.setdefault(figure.name, figure)
+        expected += [f.name for f in figures] + lacking
+    return expected
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)
+
+
+def _headline(measures: Measures, names: list[str]) -> str | None:
+    wanted = expected_figures(measures)
+    wanted += [n for n in names if n.endswith(" " + SERVING_HEADLINE)]
+    return next((name for name in wanted if name in names), names[0] if names else None)
+
+
+def _checked(
+    figure: Figure,
+    measures: Measures,
+    repo_root: str | None,
+    where: Where,
+    references: References | None,
+) -> Figure:
+    reason = None
+    if references is not None:
+        chosen = choose(references, where, figure.name)
+        if not isinstance(chosen, str):
+            return check(figure, *chosen)
+        reason = chosen
+    if figure.name in accuracy.FIGURES:
+        checked = accuracy.accuracy_check(figure, measures, repo_root)
+        if checked.check is not None or reason is None:
+            return checked
+        return msgspec.structs.replace(checked, unchecked=f"{reason}; {checked.unchecked}")
+    if reason is None:
+        reason = "no references file was given (--reference FILE)"
+    return msgspec.structs.replace(figure, unchecked=reason)
