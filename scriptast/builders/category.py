@@ -13,6 +13,7 @@ from scriptast.builders.resolution.parallelism import Parallelism, Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.builders.steps import JobSteps
 from scriptast.contract.axes import SLURM, placement
+from scriptast.contract.measured import Measures
 from scriptast.model.submit_call import SubmitPlan
 
 
@@ -105,7 +106,8 @@ class Category(msgspec.Struct, frozen=True, kw_only=True):
     What the job runs comes from `steps` (a scheduler backend lowers them to its script), or
     from `submit` (a submit.py call given the launch script's path, which writes it). A
     category whose jobs run on one scheduler only names it in `only_on`; `refusal` is the
-    error for any other (`{scenario}` in it is the request's)."""
+    error for any other (`{scenario}` in it is the request's). `measures` says what the job
+    measures and where run finds it (None: nothing; its success patterns judge it)."""
 
     name: str
     suffix: str
@@ -124,3 +126,4 @@ class Category(msgspec.Struct, frozen=True, kw_only=True):
     submit: Callable[[ResolvedJob, str], SubmitPlan] | None = None
     only_on: str | None = None
     refusal: str = ""
+    measures: Callable[[ResolvedJob], Measures | None] | None = None

@@ -3,8 +3,11 @@ write into work_dir. `generate` computes everything in memory; `write_outputs` w
 
 from __future__ import annotations
 
+import os
 import posixpath
 from typing import Any
+
+import msgspec
 
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category
@@ -13,6 +16,7 @@ from scriptast.builders.request.forwarded import kept_fields
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.resolve import resolve
 from scriptast.common.file_names import check_inside
+from scriptast.contract.measured import Measures
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts
@@ -102,6 +106,7 @@ def _finish(made: Made, chosen: Category) -> Output:
         files=_digests(job.work_dir, made.files),
         launch=made.launch,
         destinations=made.destinations,
+        measures=_measures(job, chosen),
     )
     text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))
     return Output(
@@ -113,6 +118,25 @@ def _finish(made: Made, chosen: Category) -> Output:
         submit_argv=made.submit_argv,
         docker_run=made.docker_run,
     )
+
+
+def _measures(job: ResolvedJob, chosen: Category) -> Measures | None:
+    """What the job measures, with the references file it is held against (read and checked
+    now: a bad one is an error before anything is written)."""
+    found = chosen.measures(job) if chosen.measures is not None else None
+    reference = job.request.reference
+    if reference is None:
+        return found
+    from scriptast.results.reference_file import read_references
+
+    path = os.path.abspath(reference)
+    read_references(path)
+    if found is None:
+        raise InputError(
+            f"reference {reference}: a {chosen.name} job prints no figures scriptast reads; "
+            "drop the reference"
+        )
+    return msgspec.structs.replace(found, references=path)
 
 
 def _raw_env(job: ResolvedJob) -> dict[str, Any] | None:

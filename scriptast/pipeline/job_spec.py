@@ -9,6 +9,7 @@ from scriptast.builders.category import Patterns
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.axes import DOCKER
 from scriptast.contract.job_spec import JobLogs, JobSpec
+from scriptast.contract.measured import Measures
 
 
 class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,6 +33,7 @@ def build_job_spec(
     files: dict[str, str] | None = None,
     launch: LaunchFacts | None = None,
     destinations: dict[str, str] | None = None,
+    measures: Measures | None = None,
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
@@ -69,5 +71,6 @@ def build_job_spec(
         scheduler=where.scheduler,
         transport=where.transport,
         logs=logs,
+        measures=measures,
         files=files or {},
     )

@@ -23,4 +23,4 @@ pip install --retries 10 -e .
 pip install --retries 10 -r requirements-dev.txt
 python3 -c 'import tensorrt_llm'
 cd /home/alice/TensorRT-LLM/tests/integration/defs
-pytest -v accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_function_mark"
+pytest -v accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_function_mark --junitxml=/home/alice/work/job/results.xml"

@@ -63,6 +63,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     install: bool = True
     install_mode: Literal["source", "wheel"] = "source"
     wheel_path: str | None = None
+    reference: str | None = None
     parts: tuple[RequestPart, ...] = ()
 
     @property
@@ -81,7 +82,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
 SHARED_FIELDS: tuple[str, ...] = tuple(f for f in Request.__struct_fields__ if f != "parts")
 PARTS_AFTER = "skill_dir"
 """The categories' fields come after this one in a request's field list (the seed's order)."""
-LOCAL_PATH_FIELDS = ("work_dir", "repo_root", "skill_dir", "slurm_env_file")
+LOCAL_PATH_FIELDS = ("work_dir", "repo_root", "skill_dir", "slurm_env_file", "reference")
 HOST_PATH_FIELDS = ("checkpoint_path", "models_path")
 """Paths on the machine that runs the job: this one, or the cluster for remote_slurm."""
 REMOTE_PATH_FIELDS = ("remote_repo_path", "remote_work_dir", "remote_home")

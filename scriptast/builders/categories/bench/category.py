@@ -6,6 +6,7 @@ from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.category import Category, Patterns, later
 
 WORK = "scriptast.builders.categories.bench.work"
+MEASURES = "scriptast.builders.categories.bench.measures"
 STEPS = "scriptast.builders.categories.bench.steps"
 
 CATEGORY = Category(
@@ -30,4 +31,5 @@ CATEGORY = Category(
     check_request=later(WORK, "check_request"),
     resolve=later(WORK, "resolve"),
     steps=later(STEPS, "steps"),
+    measures=later(MEASURES, "measures"),
 )

@@ -7,6 +7,7 @@ from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.category import Category, Patterns, later
 
 WORK = "scriptast.builders.categories.eval.work"
+MEASURES = "scriptast.builders.categories.eval.measures"
 STEPS = "scriptast.builders.categories.eval.steps"
 
 CATEGORY = Category(
@@ -30,4 +31,5 @@ CATEGORY = Category(
     check_request=later(WORK, "check_request"),
     resolve=later(WORK, "resolve"),
     steps=later(STEPS, "steps"),
+    measures=later(MEASURES, "measures"),
 )

@@ -10,6 +10,7 @@ from scriptast.contract.axes import SLURM
 
 WORK = "scriptast.builders.categories.perf_sanity.work"
 LAUNCH = "scriptast.builders.categories.perf_sanity.launch"
+MEASURES = "scriptast.builders.categories.perf_sanity.measures"
 
 CATEGORY = Category(
     name="perf_sanity",
@@ -41,6 +42,7 @@ CATEGORY = Category(
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
     resolve=later(WORK, "resolve"),
     submit=later(LAUNCH, "plan_submit"),
+    measures=later(MEASURES, "measures"),
     only_on=SLURM,
     refusal="perf_sanity (benchmark) jobs need Slurm: {scenario} is not supported",
 )

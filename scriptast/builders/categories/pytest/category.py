@@ -25,6 +25,8 @@ CATEGORY = Category(
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
     check_request=later(WORK, "check_request"),
     route=later(WORK, "route"),
+    mount_folders=later(WORK, "mount_folders"),
     resolve=later(WORK, "resolve"),
     steps=later(STEPS, "steps"),
+    measures=later(WORK, "measures"),
 )

@@ -4,17 +4,18 @@ every selected test), and the folder the test runs in."""
 from __future__ import annotations
 
 import posixpath
+import shlex
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.category import Facts, Resolution
+from scriptast.builders.category import Facts, MountFolders, Resolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import UserCommand, Work
+from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
 from scriptast.builders.resolution.parallelism import (
     Parallelism,
     Sourced,
@@ -23,17 +24,24 @@ from scriptast.builders.resolution.parallelism import (
 )
 from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import SLURM
+from scriptast.contract.measured import Measures
 from scriptast.errors import ResolveError
+from scriptast.readers.shellwords import Token, tokenize
+
+JUNIT_NAME = "results.xml"
+"""The JUnit report's name in the work directory (TRT-LLM's CI judges its results.xml)."""
 
 if TYPE_CHECKING:
     from scriptast.builders.categories.pytest.selection import Selection
 
 
 class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
-    """The test command and the folder it runs in (None: the project folder)."""
+    """The test command, the folder it runs in (None: the project folder) and the JUnit XML
+    report it writes (None: a command scriptast cannot add `--junitxml` to)."""
 
     test: UserCommand
     workdir: str | None = None
+    junit: str | None = None
 
     def commands(self) -> tuple[tuple[str, UserCommand], ...]:
         return (("test_cmd", self.test),)
@@ -151,6 +159,52 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
     return _Needs(file_devices, ranks_need, models[0] if models else None)
 
 
+def with_junit(command: UserCommand, log_dir: str, cwd: str) -> tuple[UserCommand, str | None]:
+    """The test command writing a JUnit XML report, and the report's path: its own
+    `--junitxml`, else `--junitxml=<log_dir>/results.xml` added (the name TRT-LLM's CI gives
+    it). A command that is not one pytest run (an `&&`, a pipe, a redirection) is left as it
+    is, with no report known."""
+    tokens = tokenize(command.text, "test_cmd")
+    if any(t.kind != "word" for t in tokens):
+        return command, None
+    words = tuple(t.value for t in tokens)
+    if not words or not _runs_pytest(words):
+        return command, None
+    own = _own_junit(tokens)
+    if own is not None:
+        path, expands = own
+        return command, None if expands else posixpath.normpath(posixpath.join(cwd, path))
+    junit = posixpath.join(log_dir, JUNIT_NAME)
+    flag = f"--junitxml={junit}"
+    text = f"{command.text} {shlex.quote(flag)}"
+    argv = None if command.argv is None else (*command.argv, flag)
+    return UserCommand(text=text, argv=argv, redirects=command.redirects), junit
+
+
+def _own_junit(tokens: list[Token]) -> tuple[str, bool] | None:
+    """The command's own `--junitxml` (the last one), and whether the shell expands it."""
+    found = None
+    for index, token in enumerate(tokens):
+        for name in ("--junitxml", "--junit-xml"):
+            if token.value.startswith(name + "="):
+                found = (token.value[len(name) + 1 :], token.expands)
+            elif token.value == name and index + 1 < len(tokens):
+                found = (tokens[index + 1].value, tokens[index + 1].expands)
+    return found
+
+
+def _runs_pytest(argv: tuple[str, ...]) -> bool:
+    program = posixpath.basename(argv[0])
+    if program in ("pytest", "py.test"):
+        return True
+    return program.startswith("python") and argv[1:3] == ("-m", "pytest")
+
+
+def mount_folders(request: Request, log_dir: str) -> MountFolders:
+    """The work directory, where the JUnit report is written."""
+    return MountFolders(folders=((log_dir, "work directory (the JUnit report)"),))
+
+
 def resolve(facts: Facts, trail: Trail) -> Resolution:
     """GPUs and MPI ranks, the largest over every selected test; the folder the test runs in."""
     from scriptast.builders.categories.pytest.selection import read_selection, run_folder
@@ -177,8 +231,13 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     folder = run_folder(selection, request.repo_root)
     workdir = None if folder is None else posixpath.join(facts.project, folder).rstrip("/")
     tested = selection.files[0].target.names if selection.files else ()
+    test, junit = with_junit(
+        user_command(test_cmd, "test_cmd"), facts.log_dir, workdir or facts.project
+    )
+    if junit is not None:
+        trail.add("junit", junit, "--junitxml of test_cmd, else added in the work directory")
     return Resolution(
-        work=PytestWork(test=user_command(test_cmd, "test_cmd"), workdir=workdir),
+        work=PytestWork(test=test, workdir=workdir, junit=junit),
         parallelism=par,
         derived_name=names.from_test(tested, needs.model),
         world_source=par.ranks_source or "one task",
@@ -186,3 +245,11 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         gpus_per_node=facts.gpus_per_node,
         gres_need=par.required_devices.value,
     )
+
+
+def measures(job: ResolvedJob) -> Measures | None:
+    """The JUnit report the test command writes (None: it writes none scriptast knows of)."""
+    junit = job.work_as(PytestWork).junit
+    if junit is None:
+        return None
+    return Measures(kind="pytest", junit=junit, gpu_type=job.request.device_type)

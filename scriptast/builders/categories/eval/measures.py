@@ -1,0 +1,92 @@
+"""What an eval job measures: each trtllm-eval task's score, for the model its `--model`
+names, quantized as the checkpoint's hf_quant_config.json says (when it can be read here),
+on `--num_samples` samples or the task's whole set."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+
+from scriptast.builders.categories.eval.request import EvalRequest
+from scriptast.builders.categories.eval.work import EvalWork
+from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.measured import Measures
+from scriptast.readers.shellwords import flag_value, tokenize
+
+TASK_COMMANDS = frozenset(
+    {
+        "cnn_dailymail",
+        "mmlu",
+        "gsm8k",
+        "gpqa_diamond",
+        "gpqa_main",
+        "gpqa_extended",
+        "json_mode_eval",
+        "mmmu",
+        "longbench_v1",
+        "longbench_v2",
+        "voxpopuli",
+    }
+)
+"""trtllm-eval's task commands (tensorrt_llm/commands/eval.py adds one per evaluator)."""
+QUANT_CONFIG = "hf_quant_config.json"
+
+
+def measures(job: ResolvedJob) -> Measures | None:
+    """The eval command's tasks and model, and the model's quantization when known."""
+    eval_cmd = job.request.part(EvalRequest).eval_cmd
+    if not eval_cmd or not isinstance(job.work, EvalWork):
+        return None  # over several nodes, the perf-sanity path runs it
+    argv = [t.value for t in tokenize(eval_cmd, "eval_cmd") if t.kind == "word"]
+    model = flag_value(argv, "--model")
+    tasks = tuple(dict.fromkeys(word for word in argv if word in TASK_COMMANDS))
+    samples = flag_value(argv, "--num_samples")
+    quant, kv, known = _quantization(job, model)
+    return Measures(
+        kind="eval",
+        model=model,
+        quant_algo=quant,
+        kv_cache_quant_algo=kv,
+        quantization_known=known,
+        tasks=tasks,
+        num_samples=int(samples) if samples and samples.isdigit() else None,
+        gpu_type=job.request.device_type,
+    )
+
+
+def _quantization(job: ResolvedJob, model: str | None) -> tuple[str | None, str | None, bool]:
+    """(quant_algo, kv_cache_quant_algo, known) from the checkpoint's hf_quant_config.json,
+    found here through the models mount; unknown when it cannot be read."""
+    folder = _host_folder(job, model)
+    if folder is None:
+        return None, None, False
+    try:
+        data, _ = regular_file_bytes(posixpath.join(folder, QUANT_CONFIG), 1 << 20)
+        quantization = json.loads(data).get("quantization", {})
+    except FileNotFoundError:
+        config = os.path.isfile(posixpath.join(folder, "config.json"))
+        return None, None, config  # a checkpoint without the file is not quantized
+    except (OSError, ValueError, AttributeError):
+        return None, None, False
+    if not isinstance(quantization, dict):
+        return None, None, False
+    quant = quantization.get("quant_algo")
+    kv = quantization.get("kv_cache_quant_algo")
+    return (quant if isinstance(quant, str) else None, kv if isinstance(kv, str) else None, True)
+
+
+def _host_folder(job: ResolvedJob, model: str | None) -> str | None:
+    """The model's folder on this machine: a path under llm_models_root seen through its
+    mount's host path, or the host path the HF id was found at."""
+    if not model or job.placement.remote or job.models_host_path is None:
+        return None
+    root = job.llm_models_root.rstrip("/")
+    if model.startswith(root + "/"):
+        return posixpath.join(job.models_host_path, model[len(root) + 1 :])
+    for _, command in job.work.commands():
+        local = flag_value(command.argv or (), "--model")
+        if local and local.startswith(root + "/"):
+            return posixpath.join(job.models_host_path, local[len(root) + 1 :])
+    return None
