@@ -56,6 +56,11 @@ FIELDS = {
     "logs": "The files the job's output goes to, as the scheduler names them (`output`, "
     "`error` when apart, `job_name` for `%x`): absolute paths where the job runs, `%j` "
     "standing for the job id.",
+    "measures": "What the job measures and where run finds it: `kind` (bench, eval, pytest, "
+    "perf_sanity), the model and its quantization (the accuracy references are looked up by "
+    "them), the eval `tasks` and `num_samples`, the `junit` and `report_json` files the job "
+    "writes and the `result_glob` of perf_sanity's client logs (paths where it runs), the "
+    "`references` file and `gpu_type`. Absent: the job is judged by its success patterns.",
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",
@@ -71,7 +76,8 @@ RUN_READS = {
     "logs": "The files it follows and judges (on the cluster for ssh, then copied back).",
     "script_path": "The script it submits.",
     "script_name": "The script, when script_path is absent (local_docker).",
-    "success_patterns": "Exit 0 with none of them in the log is INCONCLUSIVE.",
+    "success_patterns": "A job that measures nothing: exit 0 with none of them in the log is "
+    "INCONCLUSIVE.",
     "failure_patterns": "Listed with their lines as evidence; never the verdict.",
     "slurm_params": "time_limit sets the default timeouts; partition, account, nodes, "
     "ntasks_per_node and gres shape and match a persistent allocation.",
@@ -86,6 +92,10 @@ RUN_READS = {
     "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
     "log_file": "Where docker_cmd.sh's output goes.",
     "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",
+    "measures": "The figures and tests that judge the job instead of its success patterns: "
+    "log lines read as they stream, the JUnit XML and --report_json read after it (brought "
+    "back from the cluster), held against the references (`--reference`, else `references`).",
+    "repo_root": "The accuracy references under tests/integration/defs/accuracy/references/.",
 }
 """What `scriptast run` does with each job_spec.json field it reads (a test checks the executor
 reads each of them)."""
@@ -97,10 +107,18 @@ VERDICTS = {
     "OUT_OF_MEMORY": "Slurm's state OUT_OF_MEMORY",
     "NODE_FAIL": "Slurm's state NODE_FAIL",
     "CANCELLED": "scancel from outside, `scriptast cancel`, or Ctrl-C / SIGTERM on `run`",
-    "FAILED": "the job's exit code is not 0 (the code is in the result)",
-    "INCONCLUSIVE": "exit code 0, but none of the success patterns was printed (every pytest "
-    "test skipped, say), or no exit code could be read at all",
-    "PASSED": "exit code 0 and a success pattern in the log (or the job has none to look for)",
+    "FAILED": "the job's exit code is not 0 (the code is in the result), or its JUnit report "
+    "has a failed or errored test (the verdict names up to 20, with their first message lines)",
+    "REGRESSED": "every step succeeded, but a figure falls outside its reference (an accuracy "
+    "under the threshold upstream's accuracy_core.py computes from the repository's "
+    "references, or a figure outside a references file's tolerances)",
+    "INCONCLUSIVE": "exit code 0, but nothing shows the job did its work: an expected figure "
+    "was never printed (it is named), the JUnit report or --report_json could not be read, "
+    "every test was skipped or none ran; for a job that measures nothing, none of the success "
+    "patterns was printed; or no exit code could be read at all",
+    "PASSED": "exit code 0, and every expected figure printed and within its reference, every "
+    "test that ran passed (a job that measures nothing: a success pattern in the log, or none "
+    "to look for)",
 }
 
 

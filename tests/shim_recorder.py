@@ -21,6 +21,7 @@ class Shims:
         for name in RECORDED:
             self._install(name, "record.py")
         self._install("srun", "srun.py")
+        (self.bin / "shim_upstream.py").write_text((SHIMS / "upstream.py").read_text())
         self._install("docker", "docker.py")
 
     def _install(self, name: str, source: str) -> None:

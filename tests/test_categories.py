@@ -98,11 +98,12 @@ def test_pytest_script_shape(site: Site) -> None:
     assert "#SBATCH --gres=gpu:4" in text and "--mpi" not in text
     assert "#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=1\n" in text
     assert "cd " + str(site.repo / "tests/integration/defs") in text
-    # `[tp2pp2]` is a glob to bash: the command runs as its own text, as `bash -c` would run it
+    # `[tp2pp2]` is a glob to bash: the command runs as its own text, as `bash -c` would run it,
+    # with the JUnit report it writes in the work dir
     assert (
         "bash -c '\\''pytest -v "
-        "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]'\\''"
-        in text
+        "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_param_mark[tp2pp2] "
+        f"--junitxml={site.work('job')}/results.xml'\\''" in text
     )
     assert text.index("pip install --retries 10 -e .") < text.index("nvidia-smi")
     assert text.rstrip().endswith('exit "${rc}"')

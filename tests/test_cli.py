@@ -186,6 +186,12 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("bench", {"time_limit": "2h"}, "not a Slurm time"),
     ("bench", {"time_limit": "10:00:00"}, "exceeds partition 'batch' MaxTime 4:00:00"),
     ("custom", {"custom_cmd": "x", "required_devices": 0}, "required_devices must be >= 1, got 0"),
+    ("bench", {"reference": "/nonexistent/refs.toml"}, "cannot read references file"),
+    (
+        "custom",
+        {"custom_cmd": "x", "reference": str(ROOT / "examples/references.yaml")},
+        "a custom job prints no figures scriptast reads; drop the reference",
+    ),
 ]
 
 

@@ -616,3 +616,84 @@ def test_a_cluster_work_dir_that_cannot_be_made_here_says_why(site: Site, tmp_pa
     assert f"cannot create {blocked / 'perf'}: Not a directory" in message
     assert "or run emit on the cluster's login node" in message
     assert not site.work("job").exists()
+
+
+def _conclude_perf_sanity(site: Site, serving_tps: str | None) -> Any:
+    """A perf_sanity job as emit writes it, its BENCHMARK task's pytest run as the launch
+    script runs it (the stand-in writes each client's report where test_perf_sanity.py does),
+    then judged as `run` judges it once Slurm says the job completed with exit 0."""
+    import shlex
+    import sys
+
+    from scriptast.contract.run_record import RECORD_VERSION, RunRecord
+    from scriptast.contract.transport import Completed
+    from scriptast.executor.followed import BatchFollowed
+    from scriptast.executor.job_files import load_job
+    from scriptast.executor.options import Writer
+    from scriptast.schedulers.slurm.client import SlurmClient
+    from tests.test_run_units import FakeTransport
+
+    output = run_case(site, "perf_sanity_local_slurm")
+    write_outputs(output)
+    work = site.work("job")
+    launch = (work / "slurm_launch.sh").read_text()
+    pytest_command = launch.split('export PYTEST_COMMAND="')[1].split('"')[0]
+    shims = Path(__file__).resolve().parent / "shims"
+    code = (f"import sys; sys.path.insert(0, {str(shims)!r}); import upstream; "
+            "sys.exit(upstream.speak('pytest', sys.argv[1:]))")  # fmt: skip
+    env = {**os.environ, **({"SHIM_SERVING_TPS": serving_tps} if serving_tps else {})}
+    subprocess.run([sys.executable, "-c", code, *shlex.split(pytest_command)[1:]], env=env,
+                   check=True, capture_output=True)  # fmt: skip
+    job = load_job(str(work))
+    finals = {"sacct": Completed(code=0, out="77|COMPLETED|0:0\n", err="")}
+    client = SlurmClient(FakeTransport(finals))
+    record = RunRecord(version=RECORD_VERSION, work_dir=job.work_dir,
+                       execution_scenario=job.spec.execution_scenario, script=job.script,
+                       submitted_at="now", submit_command=(), job_id="77",
+                       out_log=f"{work}/slurm-77.out")  # fmt: skip
+    followed = BatchFollowed(job, record, Writer(write=lambda data: None, prefix=None), client)
+    return followed.conclude(client.finals(["77"]).get("77"))
+
+
+def test_a_perf_sanity_run_is_judged_by_its_clients_figures(site: Site) -> None:
+    record = _conclude_perf_sanity(site, "2048")
+    work = site.work("job")
+    client = "aggr-llama_8b_aggr-llama_8b_tp4 0.0"
+    figures = {f.name: f for f in record.figures}
+    assert figures[f"{client} token_throughput"].value == 2048.0
+    assert figures[f"{client} token_throughput"].headline
+    assert figures[f"{client} p99_e2el"].unit == "ms"
+    assert figures[f"{client} p99_e2el"].source.file == (
+        f"{work}/aggr-llama_8b_aggr-llama_8b_tp4/trtllm-benchmark.0.0.log"
+    )
+    assert len(record.figures) == 16 and not record.missing
+    assert (record.verdict, record.exit_code) == ("PASSED", 0)
+
+
+def test_a_perf_sanity_run_without_a_client_report_is_inconclusive(site: Site) -> None:
+    record = _conclude_perf_sanity(site, None)
+    assert record.verdict == "INCONCLUSIVE"
+    assert record.missing == (
+        f"a benchmark client's log ({site.work('job')}/*/trtllm-benchmark.*.log)",
+    )
+
+
+def test_a_client_report_missing_a_figure_names_it_and_a_link_is_not_read(
+    site: Site, tmp_path: Path
+) -> None:
+    from scriptast.contract.measured import Measures
+    from scriptast.executor.followed import list_local_results, read_local_result
+    from scriptast.results.judging import measure
+    from scriptast.results.reference_file import Where
+
+    folder = tmp_path / "out/aggr-x"
+    folder.mkdir(parents=True)
+    (folder / "trtllm-benchmark.0.0.log").write_text("Output token throughput (tok/s):  10.5\n")
+    secret = tmp_path / "secret.log"
+    secret.write_text("Output token throughput (tok/s):  99\n")
+    (folder / "trtllm-benchmark.0.1.log").symlink_to(secret)
+    measures = Measures(kind="perf_sanity", result_glob=f"{tmp_path}/out/*/trtllm-benchmark.*.log")
+    found = measure(measures, [], read_local_result, list_files=list_local_results,
+                    repo_root=None, where=Where(None, None, None), references=None)  # fmt: skip
+    assert [f.name for f in found.figures] == ["aggr-x 0.0 token_throughput"]
+    assert "aggr-x 0.0 p99_e2el" in found.missing and len(found.missing) == 15

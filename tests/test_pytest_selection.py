@@ -162,7 +162,7 @@ def test_each_way_of_writing_the_path_finds_the_file_at_run_time(
     assert result.returncode == 0, result.stderr
     (test,) = shims.records("pytest")
     assert test["cwd"] == str(site.repo / runs_in).rstrip("/")
-    file_part = test["argv"][-1].split("::")[0]
+    file_part = next(word for word in test["argv"] if "::" in word).split("::")[0]
     assert (Path(test["cwd"]) / file_part).is_file()
 
 

@@ -21,7 +21,9 @@ from tests.ssh_server import SshServer, sshd
 
 __all__ = ["sshd"]
 pytestmark = pytest.mark.slurm
-SAY = {"SHIM_SAY_TRTLLM_BENCH": "Throughput: 77.0 token/s"}
+SAY = {"SHIM_BENCH_TPS": "77.0"}
+"""trtllm-bench's whole report, upstream's format, with 77 tokens/s of output."""
+OUTPUT_LINE = "Total Output Throughput (tokens/sec):             77.0000"
 
 
 class Remote(RunSite):
@@ -75,7 +77,7 @@ def test_a_bench_job_travels_runs_and_its_logs_come_back(remote: Remote) -> None
     before = remote.server.accepted()
     done = remote.go("run", str(work), **SAY)
     assert done.returncode == 0, done.stderr
-    assert "Throughput: 77.0 token/s" in done.stdout
+    assert OUTPUT_LINE in done.stdout
     installed = remote.shims.records("pip")  # from the checkout on the cluster
     assert installed and installed[0]["argv"][-2:] == ["-e", "."]
     assert installed[0]["cwd"] == str(remote.cluster_root / "TensorRT-LLM")
@@ -140,8 +142,24 @@ def test_a_master_killed_mid_run_is_reestablished_once(remote: Remote) -> None:
     subprocess.run(["kill", str(master)], check=True)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
-    assert "Throughput: 77.0 token/s" in out
+    assert OUTPUT_LINE in out
     assert record(work)["verdict"] == "PASSED"
+
+
+def test_a_remote_bench_report_json_comes_back(remote: Remote) -> None:
+    """--report_json is written on the cluster, in the checkout the job runs in: it is brought
+    back into the local work_dir and its figures are read from it."""
+    work = remote.remote("report_back", bench_cmd=f"{BENCH} --report_json report.json")
+    cluster_report = remote.cluster_root / "TensorRT-LLM/report.json"
+    done = remote.go("run", str(work), **SAY)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "PASSED" and not found.get("unread")
+    assert cluster_report.is_file()
+    brought = json.loads((work / "report.json").read_text())
+    assert brought["performance"]["system_output_throughput_tok_s"] == 77.0
+    per_gpu = next(f for f in found["figures"] if f["name"] == "per_gpu_output_throughput")
+    assert per_gpu["value"] == 77.0
 
 
 def test_ctrl_c_cancels_the_job_on_the_cluster(remote: Remote) -> None:
@@ -165,7 +183,7 @@ def test_a_persistent_allocation_on_the_cluster_runs_two_jobs(remote: Remote) ->
     a, b = record(first), record(second)
     assert a["allocation_id"] == b["allocation_id"]
     assert b["notes"] == [f"reused persistent allocation {a['allocation_id']}"]
-    assert "token/s" in Path(b["out_log"]).read_text()
+    assert OUTPUT_LINE in Path(b["out_log"]).read_text()
     listed = remote.run(
         "alloc", "list", "--json", "--remote", "cluster", "--ssh-config", str(remote.ssh_config)
     )

@@ -60,6 +60,7 @@ def test_pytest_job(site: Site, shims: Shims) -> None:
     assert test["argv"] == [
         "-v",
         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]",
+        f"--junitxml={output.job.log_dir}/results.xml",
     ]
     assert test["cwd"] == str(site.repo / "tests/integration/defs")
     assert test["env"]["LLM_MODELS_ROOT"] == "/models"

@@ -96,7 +96,9 @@ def test_the_first_verdict_that_applies_wins(
             exit_code=code,
             success_patterns=("passed",),
             success_found=success,
-            **given,
+            hung=given["hung"],
+            timed_out=given["timed_out"],
+            cancelled=given["cancelled"],
         )
         is verdict
     )

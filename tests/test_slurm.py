@@ -158,6 +158,7 @@ def test_case_runs_under_slurm(
         assert test["argv"] == [
             "-v",
             "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]",
+            f"--junitxml={output.job.log_dir}/results.xml",
         ]
         assert test["env"]["LLM_MODELS_ROOT"] == "/models"
     if name == "eval_tp1_local_slurm":

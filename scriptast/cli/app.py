@@ -308,6 +308,11 @@ SSH_CONFIG = typer.Option(None, "--ssh-config", help="remote_slurm: an ssh confi
 FETCH = typer.Option(
     [], "--fetch", help="remote_slurm: also bring back these globs of remote_work_dir."
 )
+REFERENCE = typer.Option(
+    None,
+    "--reference",
+    help="A references file (TOML or YAML) to hold the figures against (default: the job's).",
+)
 
 
 @app.command(epilog=cli_help.RUN)
@@ -336,6 +341,7 @@ def run(
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
     fetch: list[str] = FETCH,
+    reference: str | None = REFERENCE,
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.options import RunOptions
@@ -354,6 +360,7 @@ def run(
         ssh_host=ssh_host,
         ssh_config=ssh_config,
         fetch=tuple(fetch),
+        reference=reference,
     )
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 
@@ -366,13 +373,18 @@ def watch(
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
     fetch: list[str] = FETCH,
+    reference: str | None = REFERENCE,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
     from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
 
     options = RunOptions(
-        poll_max=poll_max, ssh_host=ssh_host, ssh_config=ssh_config, fetch=tuple(fetch)
+        poll_max=poll_max,
+        ssh_host=ssh_host,
+        ssh_config=ssh_config,
+        fetch=tuple(fetch),
+        reference=reference,
     )
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
 

@@ -44,6 +44,11 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
     "required_devices": ("GPUs needed (derived when absent).", JOB),
     "node_count": ("Slurm nodes (derived when absent).", JOB),
     "skill_dir": ("Accepted for compatibility; unused.", JOB),
+    "reference": (
+        "A references file (TOML or YAML) the job's figures are held against by run; see "
+        "docs/references.md.",
+        JOB,
+    ),
     "partition": ("Slurm partition (must be in slurm_env.json).", CLUSTER),
     "account": ("Slurm account.", CLUSTER),
     "cluster_name": (
@@ -61,7 +66,10 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
         CLUSTER,
     ),
     "persistent_mode": ("Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
-    "device_type": ("Required GPU type (recorded only).", CLUSTER),
+    "device_type": (
+        "Required GPU type (recorded; a references file's entries may be keyed by it).",
+        CLUSTER,
+    ),
     "container_image": ("Image to use instead of the repo's image-tags file.", CONTAINER),
     "llm_models_root": ("Models root inside the container (required).", CONTAINER),
     "checkpoint_path": (

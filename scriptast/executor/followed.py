@@ -5,16 +5,22 @@ script as a step of an allocation on a cluster. Each is complete when it is made
 
 from __future__ import annotations
 
+import calendar
 import contextlib
+import errno
+import glob
 import os
 import shlex
 import signal
+import stat
 import subprocess
 import time
 from collections.abc import Callable
 
 import msgspec
 
+from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import (
     RUN_FILE,
     VERDICT_EXIT,
@@ -28,6 +34,8 @@ from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.judge import LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.options import Writer
+from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
+from scriptast.results.reference_file import Where
 from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.write import replace_file
@@ -43,11 +51,37 @@ Ending = tuple[str | None, int | None, str | None]
 
 class Setup(msgspec.Struct, frozen=True, kw_only=True):
     """How a followed job reads: its logs' opener (a cluster's log is tailed over ssh), what
-    runs once they are read to their end (a remote job's are brought back then), its clock."""
+    runs once they are read to their end (a remote job's are brought back then), how a result
+    file the job wrote is read (a cluster's is brought back), its clock."""
 
     open_tail: TailOpener | None = None
     after_logs: Callable[[], None] | None = None
+    read_result: ReadFile | None = None
+    list_results: ListFiles | None = None
     clock: Clock = time.monotonic
+
+
+def read_local_result(path: str, not_before: float | None = None) -> bytes:
+    """A result file the job wrote on this machine: a regular file, never through a link, and
+    (`not_before`, seconds since the epoch) not one an earlier run left there."""
+    data, status = regular_file_bytes(path, follow_links=False)
+    if not_before is not None and status.st_mtime < not_before:
+        raise OSError(errno.ESTALE, "it was written before this run (an earlier run's)")
+    return data
+
+
+def submitted_epoch(record: RunRecord) -> float | None:
+    """When the run was submitted, in seconds since the epoch, less a second for the clock's
+    rounding (None: a record without a readable time)."""
+    try:
+        return calendar.timegm(time.strptime(record.submitted_at, "%Y-%m-%dT%H:%M:%SZ")) - 1.0
+    except ValueError:
+        return None
+
+
+def list_local_results(pattern: str) -> list[str]:
+    """The regular files a glob matches on this machine (links left out), sorted."""
+    return sorted(p for p in glob.glob(pattern) if stat.S_ISREG(os.lstat(p).st_mode))
 
 
 def utc_now() -> str:
@@ -72,6 +106,9 @@ class Followed:
         self.finished = False
         self.sinks: list[LineSink] = []
         self.after_logs = setup.after_logs
+        not_before = submitted_epoch(record)
+        self.read_result = setup.read_result or (lambda path: read_local_result(path, not_before))
+        self.list_results = setup.list_results or list_local_results
         opener = setup.open_tail or LogTail
         out = record.remote_out_log or record.out_log
         err = record.remote_err_log or record.err_log
@@ -81,7 +118,8 @@ class Followed:
 
     def _tail(self, path: str, writer: Writer, opener: TailOpener) -> Tail:
         spec = self.job.spec
-        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns)
+        reader = line_reader(spec.measures)
+        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns, reader=reader)
         sink = LineSink(writer.write, writer.prefix)
         self.sinks.append(sink)
         return opener(path, scanner, sink)
@@ -140,6 +178,7 @@ class Followed:
         state, code, source = self.end(final)
         scanners = [t.scanner for t in self.tails]
         success = tuple(h for s in scanners for h in s.success_hits)
+        measured = self.measured()
         verdict = judge(
             state=None if state is None else self.backend.state(state),
             exit_code=code,
@@ -148,8 +187,14 @@ class Followed:
             cancelled=self.cancelled,
             success_patterns=self.job.spec.success_patterns,
             success_found=bool(success),
+            measured=measured,
         )
         record = self.record
+        if measured is not None:
+            record.figures = tuple(measured.figures)
+            record.tests = measured.tests
+            record.missing = tuple(measured.missing)
+            record.unread = tuple(measured.unread)
         record.state = state or record.state
         record.exit_code = code
         record.final_state_source = source
@@ -163,6 +208,25 @@ class Followed:
         record.last_lines = tuple(line for s in scanners for line in s.last_lines)[-30:]
         self.save()
         return record
+
+    def measured(self) -> Measured | None:
+        """What the job measured, checked against its references (None: it says it measures
+        nothing, and its success patterns decide)."""
+        spec = self.job.spec
+        if spec.measures is None:
+            return None
+        logged: dict[str, Figure] = {}
+        for tail in self.tails:
+            if tail.scanner.reader is not None:
+                for figure in tail.scanner.reader.figures():
+                    logged.setdefault(figure.name, figure)
+        partition = spec.slurm_params.partition if spec.slurm_params is not None else None
+        where = Where(
+            model=spec.measures.model, partition=partition, gpu_type=spec.measures.gpu_type
+        )
+        return measure(spec.measures, list(logged.values()), self.read_result,
+                       list_files=self.list_results, repo_root=spec.repo_root, where=where,
+                       references=self.job.references)  # fmt: skip
 
 
 class BatchFollowed(Followed):

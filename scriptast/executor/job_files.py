@@ -13,6 +13,7 @@ import msgspec
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import RunError
+from scriptast.results.reference_file import References
 
 JOB_SPEC = "job_spec.json"
 MOST_BYTES = 64 * 1024 * 1024
@@ -20,11 +21,13 @@ MOST_BYTES = 64 * 1024 * 1024
 
 
 class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
-    """A work_dir's job as emit wrote it: the manifest and the script it names (local path)."""
+    """A work_dir's job as emit wrote it: the manifest and the script it names (local path),
+    and the references file its figures are held against (`--reference`, else the request's)."""
 
     work_dir: str
     spec: JobSpec
     script: str
+    references: References | None = None
 
     @property
     def name(self) -> str:

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from scriptast.contract.run_record import JobState, PatternHit, Verdict
+from scriptast.results.judging import LineReader, Measured
 
 HANG_PATTERNS = ("hang detected",)
 """Found in a log (case-insensitively), the job is hung: TRT-LLM's hang detector prints this."""
@@ -28,8 +29,10 @@ class LogScanner:
         success: Sequence[str],
         failure: Sequence[str],
         hang: Sequence[str] = HANG_PATTERNS,
+        reader: LineReader | None = None,
     ) -> None:
         self.log = log
+        self.reader = reader
         self.success = tuple(success)
         self.failure = tuple(failure)
         self.hang = tuple(p.lower() for p in hang)
@@ -42,15 +45,26 @@ class LogScanner:
         self._partial = b""
 
     def feed(self, data: bytes) -> None:
-        """Take the next bytes of the log; complete lines are read now."""
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        for line in lines:
+        """Take the next bytes of the log; complete lines are read now (the figure reader
+        gets them as one block)."""
+        data = self._partial + data
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._partial = data
+            return
+        block, self._partial = data[:cut], data[cut + 1 :]
+        first = self.line_number + 1
+        for line in block.split(b"\n"):
             self._line(line.decode("utf-8", "replace").rstrip("\r"))
+        if self.reader is not None:
+            self.reader.block(block, self.log, first)
 
     def close(self) -> None:
         """The log is complete: read its last line even without a newline."""
         if self._partial:
             self._line(self._partial.decode("utf-8", "replace"))
+            if self.reader is not None:
+                self.reader.block(self._partial, self.log, self.line_number)
             self._partial = b""
 
     def _line(self, line: str) -> None:
@@ -85,11 +99,16 @@ def judge(
     cancelled: bool,
     success_patterns: Sequence[str],
     success_found: bool,
+    measured: Measured | None = None,
 ) -> Verdict:
     """The first verdict that applies, in order: HANG, TIMEOUT (ours or the scheduler's),
-    OUT_OF_MEMORY, NODE_FAIL, CANCELLED, FAILED (exit code not 0), INCONCLUSIVE (exit 0 but no
-    success pattern in the log, or no exit code at all), PASSED. `state` is the job's state
-    as its scheduler's table maps it. Failure patterns never decide: they are evidence.
+    OUT_OF_MEMORY, NODE_FAIL, CANCELLED, FAILED (exit code not 0, or a test failed),
+    REGRESSED (a figure outside its reference), INCONCLUSIVE (no exit code; or exit 0 and
+    nothing shows the job did its work: an expected figure or the JUnit report missing, every
+    test skipped, no test run, or, for a job that measures nothing, no success pattern),
+    PASSED. `state` is the job's state as its scheduler's table maps it. With `measured`
+    (the job says what it measures), its figures and tests decide, not success patterns.
+    Failure patterns never decide: they are evidence.
 
     >>> judge(state=JobState.COMPLETED, exit_code=0, hung=False, timed_out=False,
     ...       cancelled=False, success_patterns=("passed",), success_found=False)
@@ -108,8 +127,23 @@ def judge(
     code = 0 if exit_code is None and state is JobState.COMPLETED else exit_code
     if (code is not None and code != 0) or state is JobState.FAILED:
         return Verdict.FAILED
+    tests = measured.tests if measured is not None else None
+    if tests is not None and (tests.failures or tests.errors):
+        return Verdict.FAILED
     if code is None:
         return Verdict.INCONCLUSIVE  # no state, no exit code: nothing says it passed
+    if measured is not None:
+        return _by_measures(measured)
     if success_patterns and not success_found:
         return Verdict.INCONCLUSIVE
+    return Verdict.PASSED
+
+
+def _by_measures(measured: Measured) -> Verdict:
+    if measured.regressed:
+        return Verdict.REGRESSED
+    if measured.missing or measured.unread:
+        return Verdict.INCONCLUSIVE
+    if measured.tests is not None and measured.tests.passed <= 0:
+        return Verdict.INCONCLUSIVE  # every test skipped, or none collected
     return Verdict.PASSED

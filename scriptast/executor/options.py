@@ -32,6 +32,7 @@ class RunOptions(msgspec.Struct, kw_only=True):
     ssh_host: str | None = None
     ssh_config: str | None = None
     fetch: tuple[str, ...] = ()
+    reference: str | None = None
 
 
 class Writer(msgspec.Struct, frozen=True):

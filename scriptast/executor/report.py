@@ -7,9 +7,11 @@ from collections.abc import Sequence
 
 import msgspec
 
+from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import VERDICT_EXIT, RunRecord, Verdict
 
 SHOWN_LINES = 15
+NAMED_TESTS = 20
 
 
 def exit_code(records: Sequence[RunRecord]) -> int:
@@ -42,10 +44,12 @@ def summary(record: RunRecord) -> str:
     if record.hang_hit is not None:
         hit = record.hang_hit
         lines.append(f"  hang: {hit.pattern!r} at {hit.log}:{hit.line_number}: {hit.line}")
-    if record.success_hits:
+    measured = bool(record.figures or record.tests or record.missing or record.unread)
+    lines += measured_lines(record)
+    if record.success_hits and not measured:
         hit = record.success_hits[0]
         lines.append(f"  success pattern {hit.pattern!r} at line {hit.line_number}: {hit.line}")
-    elif record.verdict is Verdict.INCONCLUSIVE:
+    elif record.verdict is Verdict.INCONCLUSIVE and not measured:
         lines.append("  no success pattern was printed")
     if record.failure_hits:
         lines.append("  failure patterns (evidence, not the verdict):")
@@ -58,14 +62,76 @@ def summary(record: RunRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
+def figure_text(figure: Figure) -> str:
+    """A figure, its reference and margin, and whether it passed:
+    `gsm8k accuracy 74.52 (threshold 71.00, reference 74.20, margin +3.52): ok`."""
+    unit = "" if figure.unit in ("", "%") else f" {figure.unit}"
+    shown = f"{figure.name} {_number(figure.value)}{unit}"
+    check = figure.check
+    if check is None:
+        return f"{shown} (no reference: {figure.unchecked or 'none applies'})"
+    if check.lower is not None and check.upper is None:
+        bounds = f"threshold {_number(check.lower)}"
+    elif check.upper is not None and check.lower is None:
+        bounds = f"threshold {_number(check.upper)}"
+    else:
+        bounds = f"from {_number(check.lower or 0)} to {_number(check.upper or 0)}"
+    word = "ok" if check.ok else "REGRESSED"
+    return (f"{shown} ({bounds}, reference {_number(check.reference)}, "
+            f"margin {check.margin:+.2f}): {word}")  # fmt: skip
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
+
+
+def measured_lines(record: RunRecord) -> list[str]:
+    """What the job measured, for a person: its figures each with its reference, its tests,
+    the figures it never printed and the result files that could not be read."""
+    lines = [f"  {figure_text(f)}" for f in record.figures if f.check or f.headline]
+    others = [f for f in record.figures if not (f.check or f.headline)]
+    if others:
+        lines.append(f"  and {len(others)} more figures without a reference (run.json has them)")
+    lines += [f"  missing figure: {name} (expected, never printed)" for name in record.missing]
+    lines += [f"  could not read {what}" for what in record.unread]
+    tests = record.tests
+    if tests is not None:
+        lines.append(
+            f"  tests: {tests.tests} run, {tests.passed} passed, {tests.failures} failed, "
+            f"{tests.errors} errors, {tests.skipped} skipped ({tests.source}, {tests.seconds:g} s)"
+        )
+        if tests.tests == 0:
+            lines.append("  no tests were executed")
+        elif tests.passed <= 0 and not (tests.failures or tests.errors):
+            lines.append("  every test was skipped")
+        for case in tests.failed[:NAMED_TESTS]:
+            lines.append(f"    {case.outcome.upper()} {case.id}: {case.message}")
+        more = tests.failures + tests.errors - min(len(tests.failed), NAMED_TESTS)
+        if more > 0:
+            lines.append(f"    and {more} more (run.json lists up to 100)")
+    return lines
+
+
+def _headline(record: RunRecord) -> str:
+    figure = next((f for f in record.figures if f.headline), None)
+    if figure is None:
+        if record.tests is not None:
+            return f"{record.tests.passed}/{record.tests.tests} passed"
+        return "-"
+    margin = "" if figure.check is None else f" ({figure.check.margin:+.2f})"
+    return f"{figure.name} {_number(figure.value)}{margin}"
+
+
 def table(records: Sequence[RunRecord]) -> str:
-    """One line a job: verdict, exit code, job id, elapsed, work_dir; and the counts."""
-    rows = [("VERDICT", "EXIT", "JOB", "ELAPSED", "WORK_DIR")]
+    """One line a job: verdict, exit code, job id, elapsed, its headline figure and margin,
+    work_dir; and the counts."""
+    rows = [("VERDICT", "EXIT", "JOB", "ELAPSED", "HEADLINE", "WORK_DIR")]
     for r in records:
         code = "-" if r.exit_code is None else str(r.exit_code)
-        rows.append((str(r.verdict), code, r.job_id or f"pid {r.pid}", _elapsed(r), r.work_dir))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[4]
+        rows.append((str(r.verdict), code, r.job_id or f"pid {r.pid}", _elapsed(r),
+                     _headline(r), r.work_dir))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[5]
              for row in rows]  # fmt: skip
     counts: dict[str, int] = {}
     for r in records:

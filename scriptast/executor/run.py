@@ -27,6 +27,7 @@ from scriptast.executor.launch.submit import dry_run_commands, submit
 from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
+from scriptast.results.reference_file import References, read_references
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
 
@@ -76,11 +77,20 @@ class _Guarded:
             self.closed = True
 
 
-def load_jobs(work_dirs: Sequence[str]) -> list[LoadedJob]:
-    """Each work_dir's job once (the same folder under two spellings is one)."""
+def load_jobs(work_dirs: Sequence[str], reference: str | None = None) -> list[LoadedJob]:
+    """Each work_dir's job once (the same folder under two spellings is one), with the
+    references file its figures are held against (`reference`, else the one emit recorded),
+    read and checked now: a bad one is an error before anything is submitted."""
     jobs: dict[str, LoadedJob] = {}
+    read: dict[str, References] = {}
     for work_dir in work_dirs:
         job = load_job(work_dir)
+        measures = job.spec.measures
+        path = reference or (measures.references if measures is not None else None)
+        if path is not None:
+            if path not in read:
+                read[path] = read_references(path)
+            job = msgspec.structs.replace(job, references=read[path])
         jobs.setdefault(os.path.realpath(job.work_dir), job)
     return list(jobs.values())
 
@@ -195,7 +205,7 @@ def run_work_dirs(
 ) -> int:
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
-    jobs = load_jobs(work_dirs)
+    jobs = load_jobs(work_dirs, options.reference)
     if options.dry_run:
         import shlex
 
@@ -234,9 +244,9 @@ def run_work_dirs(
     return 2 if failed and code == 0 else code
 
 
-def _recorded(work_dirs: Sequence[str]) -> list[tuple[LoadedJob, RunRecord]]:
+def _recorded(work_dirs: Sequence[str], reference: str | None) -> list[tuple[LoadedJob, RunRecord]]:
     found = []
-    for job in load_jobs(work_dirs):
+    for job in load_jobs(work_dirs, reference):
         record = read_record(job.work_dir)
         if record is None:
             raise RunError(f"{job.work_dir} has no run.json: submit it with 'scriptast run'")
@@ -256,7 +266,7 @@ def watch_work_dirs(
     """`scriptast watch` (re-attach to recorded runs) and `scriptast cancel` (cancel, then
     follow them to their verdicts). A judged run is reported as recorded."""
     console = console or Console.standard(json_output)
-    recorded = _recorded(work_dirs)
+    recorded = _recorded(work_dirs, options.reference)
     hosts = [r.remote_host for _, r in recorded if r.remote_host]
     jobs = [job for job, _ in recorded]
     session = open_session(jobs, options, transport, hosts[0] if hosts else None)

@@ -398,13 +398,13 @@ def _keep_copy(final: str, backup: str) -> None:
         os.rename(final, backup)
 
 
-def replace_file(path: str, text: str) -> None:
+def replace_file(path: str, text: str | bytes) -> None:
     """Write `path` whole or not at all (a temporary beside it, fsync, rename), without the
     work_dir lock: for a record that changes while its job runs. An emit that removes stale
     temporaries meanwhile costs a retry, never a half-written file."""
     folder, name = posixpath.split(path)
     temporary = posixpath.join(folder, f"{TEMP_PREFIX}{name}.{os.getpid()}")
-    data = text.encode()
+    data = text.encode() if isinstance(text, str) else text
     for attempt in range(3):
         try:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)

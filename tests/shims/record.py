@@ -1,9 +1,11 @@
 """A stand-in for a program (pip, pytest, trtllm-bench, ...): appends its name, argv, working
 directory and the environment that matters to $SHIM_LOG as one JSON line, prints
-$SHIM_SAY_<NAME> (what the real tool prints on success, for a test that judges the log), sleeps
+$SHIM_SAY_<NAME> (what the real tool prints on success, for a test that judges the log) or,
+when its variable is set, what upstream's tool prints and writes (shims/upstream.py), sleeps
 $SHIM_SLEEP_<NAME> seconds, then exits with $SHIM_EXIT_<NAME> (0 by default).
 trtllm-llmapi-launch runs the rest of its argv after recording."""
 
+import importlib
 import json
 import os
 import sys
@@ -21,11 +23,15 @@ def main() -> int:
         log.write(json.dumps(record) + "\n")
     if name == "trtllm-llmapi-launch" and len(sys.argv) > 1:
         os.execvp(sys.argv[1], sys.argv[1:])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+    spoken = importlib.import_module("shim_upstream").speak(name, sys.argv[1:])
     key = name.upper().replace("-", "_")
     said = os.environ.get("SHIM_SAY_" + key)
-    if said:
+    if said and spoken is None:
         print(said, flush=True)
     time.sleep(float(os.environ.get("SHIM_SLEEP_" + key, "0")))
+    if spoken is not None:
+        return int(spoken)
     return int(os.environ.get("SHIM_EXIT_" + key, "0"))
 
 

@@ -1,8 +1,10 @@
 /* A stand-in for pyxis in tests: registers pyxis's srun/sbatch options, starts no container,
- * and appends one JSON line per job step (on each node) with the options the step received. */
+ * and appends one JSON line per job step (on each node) with the options the step received.
+ * Each task starts in --container-workdir, as in a container pyxis starts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <slurm/spank.h>
 
 SPANK_PLUGIN(pyxis, 1);
@@ -99,5 +101,19 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     }
     fprintf(out, "}}\n");
     fclose(out);
+    return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    char *value = NULL;
+    if (spank_option_getopt(sp, &options[2], &value) != ESPANK_SUCCESS || !value || !value[0])
+        return 0;
+    if (chdir(value) != 0) {
+        slurm_error("pyxis stand-in: cannot enter --container-workdir %s", value);
+        return -1;
+    }
     return 0;
 }

@@ -6,6 +6,7 @@ streamed back from offsets and copied into the local work_dir at the end."""
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import shlex
@@ -30,6 +31,7 @@ from scriptast.executor.launch.step import Allocated, allocation_env
 from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail
 from scriptast.executor.options import RunOptions, Writer
 from scriptast.schedulers.backend import SchedulerClient
+from scriptast.workdir.write import replace_file
 
 FETCHABLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-*?[]/")
 
@@ -136,6 +138,34 @@ class RemoteContext:
             with open(target, "wb") as stream:
                 stream.write(data)
 
+    def fetch_result(self, remote: str) -> bytes:
+        """A result file the job wrote on the cluster (JUnit XML, a bench report), brought back
+        into the local work_dir; FileNotFoundError when the cluster has none there, OSError
+        when it is older than the script uploaded for this run (both by the cluster's clock)."""
+        times = self.transport.run(["stat", "-c", "%Y", "--", self.script, remote])
+        stamps = times.out.split()
+        if times.code == 0 and len(stamps) == 2 and int(stamps[1]) < int(stamps[0]):
+            raise OSError(errno.ESTALE, "it was written before this run (an earlier run's)")
+        data = self.transport.fetch(remote)
+        if data is None:
+            raise FileNotFoundError(errno.ENOENT, f"not on {self.transport.where}")
+        replace_file(self.local_copy(remote), data)
+        return data
+
+    def list_results(self, pattern: str) -> list[str]:
+        """The regular files (not links) a result glob of job_spec matches on the cluster:
+        its folders part quoted, its glob part plain characters only."""
+        fixed = pattern.partition("*")[0]
+        folder = posixpath.dirname(fixed)
+        wild = pattern[len(folder) :].lstrip("/")
+        if not folder.startswith("/") or not set(wild) <= FETCHABLE or ".." in wild:
+            raise OSError(errno.EINVAL, "not a result glob scriptast reads on a cluster")
+        listed = self.transport.run_shell(
+            f"cd {shlex.quote(folder)} && for f in {wild}; do "
+            '[ -f "$f" ] && [ ! -L "$f" ] && printf "%s\\n" "$f"; done; true'
+        )
+        return sorted(posixpath.join(folder, name) for name in listed.out.splitlines() if name)
+
     def step_command(self, env: dict[str, str], out: str, err: str, exit_file: str) -> str:
         """The cluster command that starts the script inside an allocation, detached from the
         ssh session (its own session, so that a cancel kills exactly it), and prints its pid."""
@@ -238,6 +268,8 @@ def follow_remote(
     setup = Setup(
         open_tail=context.open_tail,
         after_logs=lambda: context.bring_back(logs, options.fetch, note),
+        read_result=context.fetch_result,
+        list_results=context.list_results,
     )
     if record.pid is None:
         return BatchFollowed(context.job, record, writer, client, setup)
