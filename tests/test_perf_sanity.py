@@ -697,3 +697,42 @@ def test_a_client_report_missing_a_figure_names_it_and_a_link_is_not_read(
                     repo_root=None, where=Where(None, None, None), references=None)  # fmt: skip
     assert [f.name for f in found.figures] == ["aggr-x 0.0 token_throughput"]
     assert "aggr-x 0.0 p99_e2el" in found.missing and len(found.missing) == 15
+
+
+def test_two_clients_logs_from_a_cluster_keep_their_test_folders(tmp_path: Path) -> None:
+    """A perf_sanity job's clients write logs of one name in their tests' folders on the
+    cluster: listed there (links left out) and brought back under the same folders, so one
+    never overwrites the other. The "cluster" is this machine through the local transport."""
+    from scriptast.contract.axes import ExecutionScenario, WorkflowType
+    from scriptast.contract.job_spec import JobLogs, JobSpec
+    from scriptast.executor.job_files import LoadedJob
+    from scriptast.executor.launch.remote import RemoteContext
+    from scriptast.transports.local import LocalTransport
+
+    cluster, local = tmp_path / "cluster", tmp_path / "local"
+    local.mkdir()
+    for label, tps in (("aggr-a", "1.0"), ("aggr-b", "2.0")):
+        (cluster / label).mkdir(parents=True)
+        (cluster / label / "trtllm-benchmark.0.0.log").write_text(
+            f"Output token throughput (tok/s): {tps}\n"
+        )
+    (cluster / "aggr-b/trtllm-benchmark.0.1.log").symlink_to(
+        cluster / "aggr-a/trtllm-benchmark.0.0.log"
+    )
+    (cluster / "launch.sh").write_text("")
+    spec = JobSpec(
+        workflow_type=WorkflowType.perf_sanity, model_name="m",
+        execution_scenario=ExecutionScenario.remote_slurm, docker_image="i",
+        script_name="launch.sh", log_file_pattern="slurm-%j.out", success_patterns=(),
+        failure_patterns=(), extra_files=(), remote_work_dir=str(cluster), scheduler="slurm",
+        transport="ssh", logs=JobLogs(output=f"{cluster}/slurm-%j.out"), files={"launch.sh": "0"},
+    )  # fmt: skip
+    job = LoadedJob(work_dir=str(local), spec=spec, script=str(local / "launch.sh"))
+    context = RemoteContext(job, LocalTransport())
+    found = context.list_results(f"{cluster}/*/trtllm-benchmark.*.log")
+    assert found == [f"{cluster}/aggr-a/trtllm-benchmark.0.0.log",
+                     f"{cluster}/aggr-b/trtllm-benchmark.0.0.log"]  # fmt: skip
+    for path in found:
+        context.fetch_result(path)
+    assert (local / "aggr-a/trtllm-benchmark.0.0.log").read_text().endswith("1.0\n")
+    assert (local / "aggr-b/trtllm-benchmark.0.0.log").read_text().endswith("2.0\n")

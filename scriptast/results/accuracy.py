@@ -143,9 +143,13 @@ def model_key(model: str, keys: list[str]) -> str | None:
     model's last part (a local path's folder), compared without case."""
     if model in keys:
         return model
-    tail = model.rstrip("/").rsplit("/", 1)[-1].lower()
-    found = [k for k in keys if isinstance(k, str) and k.rsplit("/", 1)[-1].lower() == tail]
+    found = [k for k in keys if isinstance(k, str) and model_tail(k) == model_tail(model)]
     return found[0] if len(found) == 1 else None
+
+
+def model_tail(model: str) -> str:
+    """A model's last part, without case: a local path's folder, an HF id's name."""
+    return model.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def matching_entry(entries: object, measures: Measures) -> dict[str, Any] | None:

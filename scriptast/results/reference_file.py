@@ -14,6 +14,7 @@ import msgspec
 from scriptast.common.text_files import decode_utf8, regular_file_bytes
 from scriptast.contract.measured import Check, Figure
 from scriptast.errors import InputError
+from scriptast.results.accuracy import load_yaml, model_tail
 
 ANY = "*"
 
@@ -82,7 +83,6 @@ def _parse(text: str, path: str) -> Any:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise InputError(f"references file {path} is not valid TOML: {error}") from None
-    from scriptast.results.accuracy import load_yaml
 
     try:
         return load_yaml(text.encode())
@@ -142,9 +142,9 @@ def choose(references: References, where: Where, figure: str) -> tuple[Reference
     table = references.table
     models = []
     if where.model:
-        tail = where.model.rstrip("/").rsplit("/", 1)[-1].lower()
+        tail = model_tail(where.model)
         models += [m for m in table if m == where.model]
-        models += [m for m in table if m != where.model and m.rsplit("/", 1)[-1].lower() == tail]
+        models += [m for m in table if m != where.model and model_tail(m) == tail]
     models += [ANY] if ANY in table else []
     places = [p for p in (where.partition, where.gpu_type, ANY) if p]
     for model in models:

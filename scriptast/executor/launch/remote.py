@@ -123,11 +123,7 @@ class RemoteContext:
             if not set(pattern) <= FETCHABLE or pattern.startswith("/") or ".." in pattern:
                 note(f"--fetch {pattern!r} skipped: only a relative glob of plain characters")
                 continue
-            listed = self.transport.run_shell(
-                f"cd {shlex.quote(self.folder)} && for f in {pattern}; do "
-                '[ -f "$f" ] && printf "%s\\n" "$f"; done; true'
-            )
-            wanted += [posixpath.join(self.folder, n) for n in listed.out.splitlines() if n]
+            wanted += self._listed(self.folder, pattern, links=True)
         for remote in wanted:
             data = self.transport.fetch(remote)
             if data is None:
@@ -135,8 +131,7 @@ class RemoteContext:
                 continue
             target = self.local_copy(remote)
             os.makedirs(posixpath.dirname(target), exist_ok=True)
-            with open(target, "wb") as stream:
-                stream.write(data)
+            replace_file(target, data)
 
     def fetch_result(self, remote: str) -> bytes:
         """A result file the job wrote on the cluster (JUnit XML, a bench report), brought back
@@ -144,12 +139,18 @@ class RemoteContext:
         when it is older than the script uploaded for this run (both by the cluster's clock)."""
         times = self.transport.run(["stat", "-c", "%Y", "--", self.script, remote])
         stamps = times.out.split()
-        if times.code == 0 and len(stamps) == 2 and int(stamps[1]) < int(stamps[0]):
+        dated = times.code == 0 and len(stamps) == 2 and all(t.isdigit() for t in stamps)
+        if dated and int(stamps[1]) < int(stamps[0]):
             raise OSError(errno.ESTALE, "it was written before this run (an earlier run's)")
         data = self.transport.fetch(remote)
         if data is None:
             raise FileNotFoundError(errno.ENOENT, f"not on {self.transport.where}")
-        replace_file(self.local_copy(remote), data)
+        relative = posixpath.relpath(remote, self.folder)
+        # two clients' logs share a name in different test folders: keep the folders
+        inside = relative != ".." and not relative.startswith("../")
+        target = posixpath.join(self.job.work_dir, relative) if inside else self.local_copy(remote)
+        os.makedirs(posixpath.dirname(target), exist_ok=True)
+        replace_file(target, data)
         return data
 
     def list_results(self, pattern: str) -> list[str]:
@@ -160,9 +161,15 @@ class RemoteContext:
         wild = pattern[len(folder) :].lstrip("/")
         if not folder.startswith("/") or not set(wild) <= FETCHABLE or ".." in wild:
             raise OSError(errno.EINVAL, "not a result glob scriptast reads on a cluster")
+        return self._listed(folder, wild, links=False)
+
+    def _listed(self, folder: str, pattern: str, *, links: bool) -> list[str]:
+        """The regular files a glob of plain characters matches in a cluster folder (`links`
+        False: symbolic links left out), as cluster paths, sorted."""
+        skip_links = "" if links else '[ ! -L "$f" ] && '
         listed = self.transport.run_shell(
-            f"cd {shlex.quote(folder)} && for f in {wild}; do "
-            '[ -f "$f" ] && [ ! -L "$f" ] && printf "%s\\n" "$f"; done; true'
+            f"cd {shlex.quote(folder)} && for f in {pattern}; do "
+            f'[ -f "$f" ] && {skip_links}printf "%s\\n" "$f"; done; true'
         )
         return sorted(posixpath.join(folder, name) for name in listed.out.splitlines() if name)
 
