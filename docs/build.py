@@ -61,6 +61,9 @@ FIELDS = {
     "them), the eval `tasks` and `num_samples`, the `junit` and `report_json` files the job "
     "writes and the `result_glob` of perf_sanity's client logs (paths where it runs), the "
     "`references` file and `gpu_type`. Absent: the job is judged by its success patterns.",
+    "hang_pattern": "The request's hang pattern (a regular expression), when it gave one.",
+    "monitor_timeout_seconds": "Not written by emit: the executors' contract field, for a "
+    "job_spec.json written by another tool.",
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",
@@ -96,11 +99,16 @@ RUN_READS = {
     "log lines read as they stream, the JUnit XML and --report_json read after it (brought "
     "back from the cluster), held against the references (`--reference`, else `references`).",
     "repo_root": "The accuracy references under tests/integration/defs/accuracy/references/.",
+    "hang_pattern": "A log line it matches is a hang: the job is cancelled and judged HANG "
+    "(absent: TRT-LLM's detector line, `Hang detected after N seconds`).",
+    "monitor_timeout_seconds": "When present: how long the job may run before run cancels it "
+    "(TIMEOUT), unless `--run-timeout` is given.",
 }
 """What `scriptast run` does with each job_spec.json field it reads (a test checks the executor
 reads each of them)."""
 VERDICTS = {
-    "HANG": "a hang pattern (`hang detected`) appeared in the log; the job (or, in a "
+    "HANG": "TRT-LLM's hang detector line (`Hang detected after N seconds`), or the "
+    "request's `hang_pattern`, appeared in the log; the job (or, in a "
     "persistent allocation, its step) was cancelled",
     "TIMEOUT": "Slurm ended it at its time limit, or it outlived `--queue-timeout` / "
     "`--run-timeout` (default: the job's time limit + 10 minutes) and run cancelled it",

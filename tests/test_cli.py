@@ -111,6 +111,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("bench", {"slurm_env_file": "/nonexistent/slurm_env.json"}, "did not run Step 2.5"),
     ("bench", {"execution_scenario": "cloud"}, "known execution_scenario values"),
     ("bench", {"bench_cmd": None}, "bench_cmd is required"),
+    ("bench", {"hang_pattern": "stalled ("}, "hang_pattern 'stalled (' is not a regular"),
+    ("bench", {"hang_pattern": "x?"}, "hang_pattern 'x?' matches an empty line"),
     ("bench", {"bench_cmd": "python x.py"}, "bench_cmd has no trtllm-bench invocation"),
     ("bench", {"bench_cmd": "a && b && trtllm-bench x"}, "2 top-level '&&'"),
     (

@@ -25,17 +25,17 @@ from scriptast.executor.report import exit_code
 from scriptast.readers.launch_readback import read_launch_script
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose, time_seconds
-from scriptast.schedulers.slurm.client import SlurmClient, parse_exit_code
+from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_exit_code
 from tests.run_site import SCRIPTAST
 
-# What Slurm 22.05 prints for these commands (format of `sacct -n -P -X -o JobID,State,ExitCode`,
-# `scontrol show job -o`, `squeue -h -t all -o '%i|%T|%r|%M|%L|%N'`), as recorded on a cluster.
+# What Slurm 22.05 prints for these commands (`sacct -n -P -X -o JobID,State,ExitCode` and
+# squeue's --Format fields below), as recorded on a cluster.
 SACCT = "4101|COMPLETED|0:0\n4102|FAILED|3:0\n4103|CANCELLED by 1000|0:15\n4104|TIMEOUT|0:0\n"
-SCONTROL = (
-    "JobId=4102 JobName=x UserId=root(0) JobState=FAILED Reason=NonZeroExitCode "
-    "ExitCode=3:0 RunTime=00:00:02\n"
-    "JobId=4105 JobName=y UserId=root(0) JobState=OUT_OF_MEMORY Reason=OutOfMemory "
-    "ExitCode=0:125 RunTime=00:01:02\n"
+SQUEUE_ENDED = (
+    # squeue --Format JobID:|,State:|,Reason:|,TimeUsed:|,TimeLeft:|,NodeList:|,RestartCnt:|,
+    # exit_code:| (the raw wait status: 3 << 8 for exit 3, 9 for a kill by SIGKILL)
+    "4102|FAILED|NonZeroExitCode|0:02|3:59:58|n1|0|768|\n"
+    "4105|OUT_OF_MEMORY|OutOfMemory|1:02|2:58|n2|1|9|\n"
 )
 
 
@@ -168,41 +168,68 @@ def test_durations_and_slurm_times() -> None:
     assert list(zip(range(7), poll_delays(10.0), strict=False))[-1] == (6, 10.0)
 
 
-def test_final_states_come_from_sacct_then_scontrol() -> None:
+def test_final_states_come_from_sacct_then_squeue_with_the_signal_apart() -> None:
     transport = FakeTransport({
         "sacct": Completed(code=0, out=SACCT, err=""),
-        "scontrol": Completed(code=0, out=SCONTROL, err=""),
+        "squeue": Completed(code=0, out=SQUEUE_ENDED, err=""),
     })  # fmt: skip
     finals = SlurmClient(transport).finals(["4101", "4102", "4103", "4104", "4105"])
-    assert {k: (v.state, v.exit_code, v.source) for k, v in finals.items()} == {
-        "4101": ("COMPLETED", 0, "sacct"),
-        "4102": ("FAILED", 3, "sacct"),
-        "4103": ("CANCELLED", 143, "sacct"),
-        "4104": ("TIMEOUT", 0, "sacct"),
-        "4105": ("OUT_OF_MEMORY", 253, "scontrol"),
+    assert {k: (v.state, v.exit_code, v.signal, v.source) for k, v in finals.items()} == {
+        "4101": ("COMPLETED", 0, None, "sacct"),
+        "4102": ("FAILED", 3, None, "sacct"),
+        "4103": ("CANCELLED", 0, 15, "sacct"),
+        "4104": ("TIMEOUT", 0, None, "sacct"),
+        "4105": ("OUT_OF_MEMORY", 0, 9, "squeue"),
     }
-    assert [c[0] for c in transport.calls] == ["sacct", "scontrol"]
+    assert (finals["4105"].restarts, finals["4105"].elapsed_seconds) == (1, 62.0)
+    assert [c[0] for c in transport.calls] == ["sacct", "squeue"]
+    assert transport.calls[1][transport.calls[1].index("--jobs") + 1] == "4105"  # only it
     off = FakeTransport({
         "sacct": Completed(code=1, out="", err="Slurm accounting storage is disabled"),
-        "scontrol": Completed(code=0, out=SCONTROL, err=""),
+        "squeue": Completed(code=0, out=SQUEUE_ENDED, err=""),
     })  # fmt: skip
-    assert SlurmClient(off).finals(["4102"])["4102"].source == "scontrol"
+    found = SlurmClient(off).finals(["4102"])["4102"]
+    assert (found.source, found.exit_code, found.elapsed_seconds) == ("squeue", 3, 2.0)
+
+
+def test_a_name_or_comment_never_reaches_the_fields_read() -> None:
+    """Values a user writes (a job's name, comment or folder) are not asked for in the fields
+    the verdict is read from, and a line about a job not asked about is not read."""
+    fake = "4102|COMPLETED|None|0:02|3:59:58|n1|0|0|\n"
+    answer = Completed(code=0, out=fake + SQUEUE_ENDED, err="")
+    off = FakeTransport({"squeue": answer})
+    assert SlurmClient(off).finals(["4105"]).keys() == {"4105"}
+    assert "Comment" not in QUEUE_FORMAT and "Name" not in QUEUE_FORMAT.replace("NodeList", "")
 
 
 def test_squeue_answers_read() -> None:
-    rows = "7|PENDING|Priority|0:00|1:00:00|\n8|COMPLETING|None|0:10|0:50|n1\n"
+    rows = "7|PENDING|Priority|0:00|1:00:00||0|0|\n8|COMPLETING|None|0:10|0:50|n1|2|0|\n"
     ok = SlurmClient(FakeTransport({"squeue": Completed(code=0, out=rows, err="")}))
     found = ok.queue(["8", "7"])
     assert found is not None and found["7"].reason == "Priority" and found["8"].nodes == "n1"
+    assert found["8"].restarts == 2
     gone = Completed(code=1, out="", err="slurm_load_jobs error: Invalid job id specified")
-    assert SlurmClient(FakeTransport({"squeue": gone})).queue(["9"]) == {}
+    unknown = Completed(code=1, out="", err="slurm_load_jobs error: Invalid job id specified")
+    client = SlurmClient(FakeTransport({"squeue": gone, "scontrol": unknown}))
+    assert client.queue(["9"]) == {}
     down = Completed(code=1, out="", err="Unable to contact slurm controller")
     assert SlurmClient(FakeTransport({"squeue": down})).queue(["9"]) is None
-    accepted = Completed(code=0, out="4242;cluster\n", err="")
-    assert SlurmClient(FakeTransport({"sbatch": accepted})).submit("/x.slurm", "/") == "4242"
-    refused = Completed(code=1, out="", err="sbatch: error: invalid partition specified: q\n")
-    with pytest.raises(RunError, match=r"sbatch refused /x\.slurm: sbatch: error: invalid"):
-        SlurmClient(FakeTransport({"sbatch": refused})).submit("/x.slurm", "/")
+
+
+def test_a_job_the_queue_leaves_out_is_asked_about_again() -> None:
+    """One empty answer is not the end of a job: a second source (scontrol show job, for
+    exactly that id) still shows it RUNNING, so it stays followed; a second source that
+    cannot answer leaves the poll unknown, never ended."""
+    empty = Completed(code=0, out="", err="")
+    running = Completed(code=0, err="", out=(
+        "JobId=9 JobName=x JobState=COMPLETED\n   UserId=root(0) GroupId=root(0)\n"
+        "   JobState=RUNNING Reason=None Dependency=(null)\n"))  # fmt: skip
+    transport = FakeTransport({"squeue": empty, "scontrol": running})
+    found = SlurmClient(transport).queue(["9"])
+    assert found is not None and found["9"].state == "RUNNING"
+    assert transport.calls[-1] == ["scontrol", "show", "job", "9"]
+    down = Completed(code=1, out="", err="Socket timed out on send/recv operation")
+    assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": down})).queue(["9"]) is None
 
 
 def _job(tmp_path: Path, name: str) -> LoadedJob:
@@ -242,8 +269,9 @@ def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
             if argv[0] == "squeue":
                 state = "RUNNING" if polls < 3 else "COMPLETED"
                 return Completed(
-                    code=0, out="".join(f"{i}|{state}|None|0:01|1:00|n1\n" for i in ids), err=""
-                )
+                    code=0, out="".join(f"{i}|{state}|None|0:01|1:00|n1|0|0|\n" for i in ids),
+                    err="",
+                )  # fmt: skip
             return Completed(code=1, out="", err="Slurm accounting storage is disabled")
 
     transport = Queue({})
@@ -252,10 +280,10 @@ def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
     follower = Follower(jobs, client, poll_max=0.01, timeouts={}, status=lambda line: None)
     records = follower.run()
     squeues = [c for c in transport.calls if c[0] == "squeue"]
-    assert len(squeues) == follower.polls == 3
+    assert len(squeues) - 1 == follower.polls == 3
     assert all(c[c.index("--jobs") + 1].split(",") == ids for c in squeues)
-    # the final state of all fifty: one sacct (refused: accounting off), one scontrol
-    assert [c[0] for c in transport.calls[3:]] == ["sacct", "scontrol"]
+    # the final state of all fifty: one sacct (refused: accounting off), one squeue
+    assert [c[0] for c in transport.calls[3:]] == ["sacct", "squeue"]
     assert {r.verdict for r in records} == {Verdict.INCONCLUSIVE}
 
 
@@ -365,7 +393,7 @@ def test_our_queue_timeout_cancels_a_job_that_never_starts(tmp_path: Path) -> No
             self.calls.append(list(argv))
             if argv[0] == "squeue":
                 state = "CANCELLED" if ["scancel", "61"] in self.calls else "PENDING"
-                return Completed(code=0, out=f"61|{state}|Resources|0:00|10:00|\n", err="")
+                return Completed(code=0, out=f"61|{state}|Resources|0:00|10:00||0|0|\n", err="")
             return Completed(code=0 if argv[0] == "scancel" else 1, out="", err="")
 
     transport = Pending({})

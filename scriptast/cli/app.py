@@ -396,7 +396,8 @@ def cancel(
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
-    """Cancel recorded runs (only their jobs, steps or containers) and record CANCELLED."""
+    """Cancel recorded runs (only their jobs, steps or containers), record CANCELLED; exit 0
+    once they are over."""
     from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
 
@@ -443,6 +444,8 @@ def alloc_list(
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode())
             sys.stdout.write("\n")
             return 0
+        if not found:
+            sys.stdout.write("none: you hold no persistent allocation\n")
         for a in found:
             params = msgspec.json.encode(a.params).decode() if a.params else "-"
             sys.stdout.write(f"{a.job_id}  {a.state}  {a.time_left} left  {a.nodes}  {params}\n")

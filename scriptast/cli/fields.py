@@ -49,6 +49,12 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
         "docs/references.md.",
         JOB,
     ),
+    "hang_pattern": (
+        "A regular expression that, found in a log line, means the job hangs: run cancels it "
+        "and judges it HANG (default: TRT-LLM's detector line, 'Hang detected after N "
+        "seconds').",
+        JOB,
+    ),
     "partition": ("Slurm partition (must be in slurm_env.json).", CLUSTER),
     "account": ("Slurm account.", CLUSTER),
     "cluster_name": (

@@ -71,4 +71,6 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     transport: str
     logs: JobLogs
     measures: Measures | None = None
+    hang_pattern: str | None = None
+    monitor_timeout_seconds: float | None = None
     files: dict[str, str] = {}

@@ -81,7 +81,10 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     allocation's, for a job run inside a persistent allocation); `pid` is the local process
     that runs the job (docker, or the script inside an allocation) on `host`. `figures` and
     `tests` are what the job measured; `missing` the figures it should have printed and did
-    not; `unread` the result files that could not be read, each with why."""
+    not; `unread` the result files that could not be read, each with why. `exit_code` is the
+    code the job's script returned (Slurm's `code` of `code:signal`) and `exit_signal` the
+    signal that ended it, apart; `restarts` how often Slurm requeued it; `elapsed_seconds` how
+    long the job itself ran (the scheduler's count where it gives one)."""
 
     version: int
     work_dir: str
@@ -99,6 +102,8 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     state: str = "SUBMITTED"
     reason: str | None = None
     exit_code: int | None = None
+    exit_signal: int | None = None
+    restarts: int = 0
     final_state_source: str | None = None
     verdict: Verdict | None = None
     verdict_exit_code: int | None = None
@@ -109,6 +114,7 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     hang_hit: PatternHit | None = None
     last_lines: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    cancel_requested_at: str | None = None
     remote_host: str | None = None
     remote_out_log: str | None = None
     remote_err_log: str | None = None

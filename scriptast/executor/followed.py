@@ -31,7 +31,7 @@ from scriptast.contract.run_record import (
 )
 from scriptast.contract.transport import Transport
 from scriptast.executor.job_files import LoadedJob
-from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.judge import HANG_PATTERN, LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
@@ -103,7 +103,8 @@ class Followed:
         self.started = self.clock()
         self.running_since: float | None = None
         self.hung = self.timed_out = self.cancelled = False
-        self.finished = False
+        self._finished = False
+        self.finished_since: float | None = None
         self.sinks: list[LineSink] = []
         self.after_logs = setup.after_logs
         not_before = submitted_epoch(record)
@@ -119,10 +120,31 @@ class Followed:
     def _tail(self, path: str, writer: Writer, opener: TailOpener) -> Tail:
         spec = self.job.spec
         reader = line_reader(spec.measures)
-        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns, reader=reader)
+        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns, reader=reader,
+                             hang=spec.hang_pattern or HANG_PATTERN)  # fmt: skip
         sink = LineSink(writer.write, writer.prefix)
         self.sinks.append(sink)
         return opener(path, scanner, sink)
+
+    @property
+    def finished(self) -> bool:
+        """The job is over (its logs may still gain their last bytes)."""
+        return self._finished
+
+    @finished.setter
+    def finished(self, value: bool) -> None:
+        if value and not self._finished:
+            self.finished_since = self.clock()
+        self._finished = value
+
+    def own_elapsed(self, final: Final | None) -> float:
+        """How long the job itself ran: the scheduler's count, else from when it was seen
+        running (or submitted) to when it was seen over."""
+        if final is not None and final.elapsed_seconds is not None:
+            return final.elapsed_seconds
+        begun = self.running_since if self.running_since is not None else self.started
+        ended = self.finished_since if self.finished_since is not None else self.clock()
+        return round(max(0.0, ended - begun), 1)
 
     @property
     def name(self) -> str:
@@ -144,7 +166,8 @@ class Followed:
         return self.tails[0].scanner.exit_code
 
     def save(self) -> None:
-        """Write run.json (whole or not at all)."""
+        """Write run.json (whole or not at all), keeping a cancel another process recorded."""
+        self._take_outside_cancel()
         replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record))
 
     def queue_ids(self) -> list[str]:
@@ -175,6 +198,7 @@ class Followed:
             self.after_logs()
         for sink in self.sinks:
             sink.flush()
+        self._take_outside_cancel()
         state, code, source = self.end(final)
         scanners = [t.scanner for t in self.tails]
         success = tuple(h for s in scanners for h in s.success_hits)
@@ -197,17 +221,48 @@ class Followed:
             record.unread = tuple(measured.unread)
         record.state = state or record.state
         record.exit_code = code
+        if final is not None:
+            record.exit_signal = final.signal
+            record.restarts = max(record.restarts, final.restarts)
         record.final_state_source = source
         record.verdict = verdict
         record.verdict_exit_code = VERDICT_EXIT[verdict]
         record.finished_at = utc_now()
-        record.elapsed_seconds = round(self.clock() - self.started, 1)
+        record.elapsed_seconds = self.own_elapsed(final)
         record.success_hits = success
         record.failure_hits = tuple(h for s in scanners for h in s.failure_hits)
         record.hang_hit = self.hang_hit
         record.last_lines = tuple(line for s in scanners for line in s.last_lines)[-30:]
         self.save()
         return record
+
+    def request_cancel(self, why: str) -> None:
+        """Record that this job is being cancelled (so the `run` that follows it from another
+        process judges it CANCELLED, not by the exit code the cancel caused), then cancel."""
+        self.record.cancel_requested_at = utc_now()
+        self.record.notes += (why,)
+        self.save()
+        self.cancelled = True
+        self.cancel()
+
+    def _take_outside_cancel(self) -> None:
+        """`scriptast cancel` from another terminal recorded a cancel of this very job in
+        run.json: it ended because it was cancelled."""
+        if self.cancelled:
+            return
+        path = os.path.join(self.job.work_dir, RUN_FILE)
+        try:
+            data, _ = regular_file_bytes(path, 1 << 24, follow_links=False)
+            theirs = msgspec.json.decode(data, type=RunRecord)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return
+        mine = self.record
+        same = (theirs.job_id, theirs.pid, theirs.submitted_at) == (
+            mine.job_id, mine.pid, mine.submitted_at)  # fmt: skip
+        if same and theirs.cancel_requested_at is not None:
+            self.cancelled = True
+            mine.cancel_requested_at = theirs.cancel_requested_at
+            mine.notes += tuple(n for n in theirs.notes if n not in mine.notes)
 
     def measured(self) -> Measured | None:
         """What the job measured, checked against its references (None: it says it measures
@@ -258,6 +313,7 @@ class BatchFollowed(Followed):
         if self.backend.state(row.state) is JobState.RUNNING and self.running_since is None:
             self.running_since = self.clock()
         self.record.state, self.record.reason = row.state, row.reason
+        self.record.restarts = max(self.record.restarts, row.restarts)
         self.finished = self.backend.state(row.state).final
 
     def cancel(self) -> None:

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from scriptast.contract.run_record import JobState, PatternHit, Verdict
 from scriptast.results.judging import LineReader, Measured
 
-HANG_PATTERNS = ("hang detected",)
-"""Found in a log (case-insensitively), the job is hung: TRT-LLM's hang detector prints this."""
+HANG_PATTERN = r"\bHang detected after \d+(?:\.\d+)? seconds"
+"""The line TRT-LLM's hang detector (tensorrt_llm/_torch/pyexecutor/hang_detector.py) logs
+when the executor loop stops checkpointing: `Hang detected after 300 seconds.` A line that
+only mentions hangs (`no hang detected`) is not it. A request's `hang_pattern` replaces it."""
 MOST_HITS = 20
 LAST_LINES = 30
 MOST_LINE = 400
@@ -28,14 +30,14 @@ class LogScanner:
         log: str,
         success: Sequence[str],
         failure: Sequence[str],
-        hang: Sequence[str] = HANG_PATTERNS,
+        hang: str | None = HANG_PATTERN,
         reader: LineReader | None = None,
     ) -> None:
         self.log = log
         self.reader = reader
         self.success = tuple(success)
         self.failure = tuple(failure)
-        self.hang = tuple(p.lower() for p in hang)
+        self.hang = re.compile(hang) if hang else None
         self.success_hits: list[PatternHit] = []
         self.failure_hits: list[PatternHit] = []
         self.hang_hit: PatternHit | None = None
@@ -77,11 +79,8 @@ class LogScanner:
         for pattern in self.failure:
             if pattern in line and len(self.failure_hits) < MOST_HITS:
                 self.failure_hits.append(self._hit(pattern, shown))
-        if self.hang_hit is None and self.hang:
-            lowered = line.lower()
-            for pattern in self.hang:
-                if pattern in lowered:
-                    self.hang_hit = self._hit(pattern, shown)
+        if self.hang_hit is None and self.hang is not None and self.hang.search(line):
+            self.hang_hit = self._hit(self.hang.pattern, shown)
         matched = EXIT_LINE.match(line)
         if matched:
             self.exit_code = int(matched.group(1))

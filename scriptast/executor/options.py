@@ -53,11 +53,18 @@ def time_limit_seconds(job: LoadedJob) -> float | None:
 
 def timeouts(job: LoadedJob, options: RunOptions) -> tuple[float | None, float | None]:
     """(queue timeout, run timeout) in seconds: the flags, else the job's time limit plus a
-    margin."""
+    margin; the run timeout, else job_spec.json's `monitor_timeout_seconds` (the executors'
+    contract field) where it gives one."""
     limit = time_limit_seconds(job)
     default = None if limit is None else limit + MARGIN_SECONDS
+    monitor = job.spec.monitor_timeout_seconds
     queue = options.queue_timeout if options.queue_timeout is not None else default
-    run = options.run_timeout if options.run_timeout is not None else default
+    if options.run_timeout is not None:
+        run: float | None = options.run_timeout
+    elif monitor is not None and monitor > 0:
+        run = monitor
+    else:
+        run = default
     return queue, run
 
 

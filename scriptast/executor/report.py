@@ -3,6 +3,7 @@ patterns found and, on failure, the last lines; for several, a table; `--json`, 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 
 import msgspec
@@ -29,10 +30,19 @@ def _elapsed(record: RunRecord) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return f"signal {number}, {signal.Signals(number).name}"
+    except ValueError:
+        return f"signal {number}"
+
+
 def summary(record: RunRecord) -> str:
     """A job's result for a person."""
     ident = f"job {record.job_id}" if record.job_id else f"pid {record.pid}"
     code = "unknown" if record.exit_code is None else str(record.exit_code)
+    if record.exit_signal:
+        code += f" (ended by {_signal_name(record.exit_signal)})"
     lines = [
         f"{record.verdict}  {record.work_dir}",
         f"  {ident}, state {record.state}, exit code {code}"
@@ -40,6 +50,9 @@ def summary(record: RunRecord) -> str:
         + f", elapsed {_elapsed(record)}",
         f"  log: {record.out_log}" + (f" and {record.err_log}" if record.err_log else ""),
     ]
+    if record.restarts:
+        times = "once" if record.restarts == 1 else f"{record.restarts} times"
+        lines.append(f"  restarted: Slurm requeued the job {times} before this verdict")
     lines += [f"  note: {note}" for note in record.notes]
     if record.hang_hit is not None:
         hit = record.hang_hit

@@ -279,9 +279,7 @@ def watch_work_dirs(
             continue
         followed = reattach(job, record, session, _writer(console, job, many), options)
         if cancel:
-            followed.cancelled = True
-            followed.record.notes += ("cancelled by scriptast cancel",)
-            followed.cancel()
+            followed.request_cancel("cancelled by scriptast cancel")
         open_runs.append(followed)
     code = follow_and_report(open_runs, session, options, console, json_output) if open_runs else 0
     if done:
@@ -290,4 +288,7 @@ def watch_work_dirs(
         else:
             console.result("".join(summary(r) for r in done))
         code = code or exit_code(done)
+    if cancel:
+        # a cancel that ended every live run it was asked to succeeded, whatever came before
+        return 0 if all(f.record.verdict is not None for f in open_runs) else code
     return code

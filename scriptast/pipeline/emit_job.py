@@ -108,6 +108,7 @@ def _finish(made: Made, chosen: Category) -> Output:
         destinations=made.destinations,
         measures=_measures(job, chosen),
     )
+    _check_hang_pattern(job.request.hang_pattern)
     text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))
     return Output(
         job=job,
@@ -137,6 +138,26 @@ def _measures(job: ResolvedJob, chosen: Category) -> Measures | None:
             "drop the reference"
         )
     return msgspec.structs.replace(found, references=path)
+
+
+def _check_hang_pattern(pattern: str | None) -> None:
+    """The request's hang pattern is a regular expression that cannot match every line."""
+    if pattern is None:
+        return
+    import re
+
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:
+        raise InputError(
+            f"hang_pattern {pattern!r} is not a regular expression ({error}): write one such as "
+            "'Hang detected after \\d+ seconds'"
+        ) from None
+    if compiled.search("") is not None:
+        raise InputError(
+            f"hang_pattern {pattern!r} matches an empty line, so every job would be HANG: "
+            "write what the hang detector prints"
+        )
 
 
 def _raw_env(job: ResolvedJob) -> dict[str, Any] | None:

@@ -72,5 +72,6 @@ def build_job_spec(
         transport=where.transport,
         logs=logs,
         measures=measures,
+        hang_pattern=job.request.hang_pattern,
         files=files or {},
     )

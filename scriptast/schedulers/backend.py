@@ -22,22 +22,27 @@ if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the 
 
 class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
     """A job as the scheduler's queue shows it: its state (in the scheduler's words), pending
-    reason, elapsed, time left and nodes."""
+    reason, elapsed, time left and nodes; how often the scheduler restarted it (requeued)."""
 
     state: str
     reason: str
     elapsed: str
     time_left: str
     nodes: str
+    restarts: int = 0
 
 
 class Final(msgspec.Struct, frozen=True, kw_only=True):
-    """A job's last state (in the scheduler's words), its exit code (None: unknown) and where
-    they were read."""
+    """A job's last state (in the scheduler's words), its exit code (None: unknown) and the
+    signal that ended it (None: none, or unknown), where they were read, how often it was
+    restarted and how long it ran (the scheduler's count, None: unknown)."""
 
     state: str
     exit_code: int | None
     source: str
+    signal: int | None = None
+    restarts: int = 0
+    elapsed_seconds: float | None = None
 
 
 class Lowered(msgspec.Struct, frozen=True, kw_only=True):

@@ -64,7 +64,9 @@ rm -rf "$dir/etc" "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/dev" "$d
 mkdir -p "$dir"/{etc,state,spool,log,run,dev,tmp,lib}
 
 # pmix: slurm's plugin dlopens the unversioned libpmix.so beside libpmix.so.2.
-pmixlib=$(dirname "$(find /usr/lib -name 'libpmix.so.2' -path '*pmix2*' | head -n 1)")
+pmixso=$(find /usr/lib -name 'libpmix.so.2' -path '*pmix2*' | head -n 1)
+[ -n "$pmixso" ] || { echo "error: libpmix.so.2 not found; run: $0 install-deps" >&2; exit 1; }
+pmixlib=$(dirname "$pmixso")
 [ -e "$pmixlib/libpmix.so" ] || ln -s libpmix.so.2 "$pmixlib/libpmix.so"
 
 # GPUs: gres.conf File= entries must exist, or the node drains; character devices will do.

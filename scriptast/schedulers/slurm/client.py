@@ -1,28 +1,50 @@
 """Slurm as `run` uses it: submit with `sbatch --parsable`, one `squeue` for all followed jobs,
-the final state from `sacct`, else `scontrol show job`, and `scancel`."""
+the final state from `sacct`, else `squeue`; every answer read as delimited fields about exactly
+the job ids asked for, never as `key=value` text a job's name or comment could imitate. A job
+the queue no longer shows is confirmed gone by a second source before it is taken as ended."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
 from scriptast.schedulers.backend import Final, QueueRow
+from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.schedulers.slurm.states import is_final
 
-QUEUE_FORMAT = "%i|%T|%r|%M|%L|%N"
-_FIELDS = re.compile(r"(\w+)=(\S*)")
+QUEUE_FIELDS = ("JobID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", "RestartCnt",
+                "exit_code")  # fmt: skip
+"""What one poll asks squeue, each field ended by `|` (no padding); none of them is text a
+user chooses (a job's name, comment and folder are left out), so `|` never occurs in a value."""
+QUEUE_FORMAT = ",".join(f"{field}:|" for field in QUEUE_FIELDS)
+SACCT_FIELDS = "JobID,State,ExitCode,Elapsed"
+_NO_ACCOUNTING = "accounting storage is disabled"
 
 
 def parse_exit_code(text: str) -> int | None:
     """Slurm's `code:signal` as a shell would report it: the code, or 128 + the signal."""
+    code, signal = parse_code_signal(text)
+    if code is None:
+        return None
+    return 128 + signal if signal and not code else code
+
+
+def parse_code_signal(text: str) -> tuple[int | None, int | None]:
+    """Slurm's `code:signal` (sacct, scontrol) as (code, signal); signal None when it is 0."""
     code, _, signal = text.partition(":")
     if not code.isdigit():
-        return None
-    if signal.isdigit() and int(signal) and not int(code):
-        return 128 + int(signal)
-    return int(code)
+        return None, None
+    return int(code), (int(signal) or None) if signal.isdigit() else None
+
+
+def split_wait_status(text: str) -> tuple[int | None, int | None]:
+    """squeue's `exit_code`, the raw wait status, as (code, signal): the same pair sacct and
+    scontrol print as `code:signal`."""
+    if not text.isdigit():
+        return None, None
+    status = int(text)
+    return (status >> 8) & 0xFF, (status & 0x7F) or None
 
 
 class SlurmClient:
@@ -42,86 +64,126 @@ class SlurmClient:
         return ["sbatch", "--parsable", script]
 
     def submit(self, script: str, cwd: str) -> str:
-        """`sbatch --parsable SCRIPT` from `cwd`: the job id, or RunError with sbatch's words."""
+        """`sbatch --parsable SCRIPT` from `cwd`: the job id, or RunError with sbatch's words
+        (its `error:` lines, which say why, not only its last line)."""
         done = self.run(self.submit_argv(script), cwd=cwd)
         answer = done.out.strip().splitlines()[-1:] if done.code == 0 else []
         job_id = answer[0].split(";")[0].strip() if answer else ""
         if not job_id.isdigit():
-            raise RunError(f"sbatch refused {script}: {done.last_line()}")
+            raise RunError(f"sbatch refused {script}: {refusal(done)}")
         return job_id
+
+    def _squeue(self, ids: Sequence[str]) -> Completed:
+        return self.run(
+            ["squeue", "--noheader", "--states=all", "--jobs", ",".join(ids),
+             "--Format", QUEUE_FORMAT]
+        )  # fmt: skip
+
+    def _queue_lines(self, done: Completed, ids: Sequence[str]) -> dict[str, list[str]]:
+        found = {}
+        for line in done.out.splitlines():
+            parts = line.strip().split("|")
+            if len(parts) >= len(QUEUE_FIELDS) and parts[0] in ids:
+                found[parts[0]] = parts[: len(QUEUE_FIELDS)]
+        return found
 
     def queue(self, job_ids: Iterable[str]) -> dict[str, QueueRow] | None:
         """One `squeue` for all `job_ids` (every state): the rows it shows, keyed by id; a job
-        it no longer shows is not a key. None when squeue itself failed (unknown this time)."""
+        not a key is gone, which a second source confirmed. None when nothing is known this
+        time (squeue failed, or the second source could not say)."""
         ids = sorted(set(job_ids), key=_id_order)
         if not ids:
             return {}
-        done = self.run(
-            ["squeue", "--noheader", "--states=all", "--jobs", ",".join(ids),
-             "--format", QUEUE_FORMAT]
-        )  # fmt: skip
-        if done.code != 0:
-            # one unknown id makes squeue fail: the controller no longer knows the job
-            return {} if "Invalid job id" in done.err else None
+        done = self._squeue(ids)
+        if done.code != 0 and "Invalid job id" not in done.err:
+            return None
         rows = {}
-        for line in done.out.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) == 6 and parts[0]:
-                rows[parts[0]] = QueueRow(
-                    state=parts[1].split()[0] if parts[1] else "UNKNOWN",
-                    reason=parts[2],
-                    elapsed=parts[3],
-                    time_left=parts[4],
-                    nodes=parts[5],
-                )
+        for job, parts in self._queue_lines(done, ids).items():
+            rows[job] = QueueRow(
+                state=parts[1].split()[0] if parts[1] else "UNKNOWN",
+                reason=parts[2],
+                elapsed=parts[3],
+                time_left=parts[4],
+                nodes=parts[5],
+                restarts=int(parts[6]) if parts[6].isdigit() else 0,
+            )
+        absent = [job for job in ids if job not in rows]
+        if absent:
+            confirmed = self._second_source(absent)
+            if confirmed is None:
+                return None
+            rows.update(confirmed)
         return rows
 
-    def finals(self, job_ids: Sequence[str]) -> dict[str, Final]:
-        """The final state and exit code of finished jobs: `sacct` where accounting works, else
-        `scontrol show job` while the controller still holds them (one call for all)."""
-        wanted = sorted(set(job_ids), key=_id_order)
-        if not wanted:
-            return {}
-        found = self._from_sacct(wanted)
-        missing = [job for job in wanted if job not in found]
-        if missing:
-            found.update(self._from_scontrol(missing))
-        return found
+    def _second_source(self, job_ids: list[str]) -> dict[str, QueueRow] | None:
+        """Jobs squeue did not show, asked again elsewhere: accounting where it is kept, else
+        `scontrol show job` for each id. The rows of those still live; None when neither could
+        answer."""
+        accounted = self._sacct(job_ids)
+        if accounted is not None:
+            return {
+                job: QueueRow(state=state, reason="", elapsed="", time_left="", nodes="")
+                for job, (state, _) in accounted.items()
+                if not is_final(state)
+            }
+        rows = {}
+        for job in job_ids:
+            done = self.run(["scontrol", "show", "job", job])
+            if done.code != 0:
+                if "Invalid job id" in done.err:
+                    continue  # the controller no longer holds it: gone
+                return None
+            state = _scontrol_state(done.out, job)
+            if state is None:
+                return None
+            if not is_final(state):
+                rows[job] = QueueRow(state=state, reason="", elapsed="", time_left="", nodes="")
+        return rows
 
-    def _from_sacct(self, job_ids: list[str]) -> dict[str, Final]:
+    def _sacct(self, job_ids: list[str]) -> dict[str, tuple[str, list[str]]] | None:
+        """sacct's allocation line for each job it knows: (state, its fields); None when
+        accounting is not kept here or sacct failed."""
         done = self.run(
             ["sacct", "--noheader", "--parsable2", "--allocations", "--jobs", ",".join(job_ids),
-             "--format", "JobID,State,ExitCode"]
+             "--format", SACCT_FIELDS]
         )  # fmt: skip
-        if done.code != 0:
-            return {}
+        if done.code != 0 or _NO_ACCOUNTING in (done.err + done.out).lower():
+            return None
         found = {}
         for line in done.out.splitlines():
             parts = line.strip().split("|")
             if len(parts) >= 3 and parts[0] in job_ids and parts[1]:
-                state = parts[1].split()[0]
-                if is_final(state):
-                    found[parts[0]] = Final(
-                        state=state, exit_code=parse_exit_code(parts[2]), source="sacct"
-                    )
+                found[parts[0]] = (parts[1].split()[0], parts)
         return found
 
-    def _from_scontrol(self, job_ids: list[str]) -> dict[str, Final]:
-        argv = ["scontrol", "show", "job", "--oneliner"]
-        if len(job_ids) == 1:
-            argv.append(job_ids[0])
-        done = self.run(argv)
-        found = {}
-        for line in done.out.splitlines():
-            fields = dict(_FIELDS.findall(line))
-            job = fields.get("JobId", "")
-            state = fields.get("JobState", "")
-            if job in job_ids and is_final(state):
-                found[job] = Final(
-                    state=state,
-                    exit_code=parse_exit_code(fields.get("ExitCode", "")),
-                    source="scontrol",
-                )
+    def finals(self, job_ids: Sequence[str]) -> dict[str, Final]:
+        """The final state, exit code and signal of finished jobs: `sacct` where accounting is
+        kept, else `squeue` while the controller still holds them (one call for all)."""
+        wanted = sorted(set(job_ids), key=_id_order)
+        if not wanted:
+            return {}
+        found: dict[str, Final] = {}
+        for job, (state, parts) in (self._sacct(wanted) or {}).items():
+            if is_final(state):
+                code, signal = parse_code_signal(parts[2])
+                found[job] = Final(state=state, exit_code=code, signal=signal, source="sacct",
+                                   elapsed_seconds=time_seconds(parts[3]) if len(parts) > 3
+                                   else None)  # fmt: skip
+        missing = [job for job in wanted if job not in found]
+        if missing:
+            done = self._squeue(missing)
+            for job, parts in self._queue_lines(done, missing).items():
+                state = parts[1].split()[0] if parts[1] else ""
+                if is_final(state):
+                    code, signal = split_wait_status(parts[7])
+                    found[job] = Final(
+                        state=state,
+                        exit_code=code,
+                        signal=signal,
+                        source="squeue",
+                        restarts=int(parts[6]) if parts[6].isdigit() else 0,
+                        elapsed_seconds=time_seconds(parts[3]),
+                    )
         return found
 
     def cancel(self, targets: Sequence[str]) -> Completed:
@@ -136,6 +198,32 @@ class SlurmClient:
             for line in done.out.splitlines()
             if "." in line and line.strip().split(".")[1].isdigit()
         ]
+
+
+def refusal(done: Completed) -> str:
+    """Why a Slurm command refused, in its own words: each line it printed to stderr (sbatch
+    says why first and sums up last: `invalid partition specified: ghost; Batch job submission
+    failed: ...`), without the program's prefix and `--help` hints; else its last line."""
+    reasons = []
+    for line in done.err.splitlines():
+        text = line.strip()
+        for prefix in ("sbatch:", "salloc:", "srun:", "error:"):
+            text = text.removeprefix(prefix).strip()
+        if text and not text.startswith("Try ") and text not in reasons:
+            reasons.append(text)
+    return "; ".join(reasons) or done.last_line()
+
+
+def _scontrol_state(text: str, job_id: str) -> str | None:
+    """JobState in `scontrol show job ID`'s answer (one field group a line): the first word of
+    the line that starts with it, once the first line names the job."""
+    lines = text.splitlines()
+    if not lines or not lines[0].strip().startswith(f"JobId={job_id} "):
+        return None
+    for line in lines[1:]:
+        if line.strip().startswith("JobState="):
+            return line.strip()[len("JobState=") :].split()[0]
+    return None
 
 
 def _id_order(job_id: str) -> tuple[int, str]:

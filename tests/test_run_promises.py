@@ -1,0 +1,124 @@
+"""`scriptast run` keeps its promises on the real loopback Slurm cluster: the verdict read from
+Slurm's fields (never from text another job can write), a job the queue leaves out asked about
+again, TRT-LLM's own hang line, each job's own elapsed time, a cancel from another terminal,
+and job_spec.json's monitor timeout."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.run_site import BENCH, RunSite, record, wait_for
+
+pytestmark = pytest.mark.slurm
+
+SAY_THROUGHPUT = {"SHIM_BENCH_TPS": "512.3"}
+
+
+def test_another_jobs_comment_never_turns_a_failed_job_passed(runs: RunSite) -> None:
+    """Two failing jobs, and jobs whose name and comment hold `JobId=<ours> JobState=COMPLETED
+    ExitCode=0:0` in the same queue: both are FAILED with their own exit code."""
+    assert runs.cluster is not None
+    first = runs.emit("f1", workflow_type="custom", custom_cmd="sleep 4; exit 3",
+                      persistent_mode=False)  # fmt: skip
+    second = runs.emit("f2", workflow_type="custom", custom_cmd="sleep 4; exit 5",
+                       persistent_mode=False)  # fmt: skip
+    process = runs.start("run", str(first), str(second), "--json")
+    ids = [wait_for(work, "RUNNING")["job_id"] for work in (first, second)]
+    for job_id in ids:
+        lie = f"x JobId={job_id} JobState=COMPLETED ExitCode=0:0 "
+        runs.cluster.run("sbatch", "--parsable", f"--job-name={lie}", f"--comment={lie}",
+                         "--output=/dev/null", "--wrap", "sleep 30")  # fmt: skip
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 10, err
+    results = [(r["verdict"], r["exit_code"]) for r in json.loads(out)]
+    assert results == [("FAILED", 3), ("FAILED", 5)]
+
+
+def test_a_line_that_only_mentions_hangs_is_no_hang(runs: RunSite) -> None:
+    work = runs.emit("nohang", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
+    done = runs.run("run", str(work), SHIM_SAY_TRTLLM_BENCH="health check: no hang detected",
+                    **SAY_THROUGHPUT)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "hang_hit" not in record(work)
+
+
+def test_trtllms_hang_line_is_a_hang(runs: RunSite) -> None:
+    """The line upstream's HangDetector logs (tensorrt_llm/_torch/pyexecutor/hang_detector.py)
+    through TRT-LLM's logger."""
+    work = runs.emit("hang", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
+    line = "[12/05/2026-21:30:00] [TRT-LLM] [E] Hang detected after 300 seconds."
+    done = runs.run("run", str(work), SHIM_SAY_TRTLLM_BENCH=line, SHIM_SLEEP_TRTLLM_BENCH="600")
+    assert done.returncode == 16, done.stderr
+    hit = record(work)["hang_hit"]
+    assert hit["line"].endswith("Hang detected after 300 seconds.")
+
+
+def test_the_requests_hang_pattern_replaces_trtllms(runs: RunSite) -> None:
+    work = runs.emit("own_hang", workflow_type="custom", persistent_mode=False,
+                     custom_cmd="echo 'Hang detected after 5 seconds'; echo 'WATCHDOG: rank 3 "
+                     "stalled'; sleep 600", hang_pattern=r"WATCHDOG: rank \d+ stalled")  # fmt: skip
+    assert json.loads((work / "job_spec.json").read_text())["hang_pattern"].startswith("WATCH")
+    done = runs.run("run", str(work))
+    assert done.returncode == 16, done.stderr
+    assert record(work)["hang_hit"]["line"].endswith(": WATCHDOG: rank 3 stalled")  # srun -l
+
+
+def test_each_job_has_its_own_elapsed_time(runs: RunSite) -> None:
+    short = runs.emit("short", workflow_type="custom", custom_cmd="sleep 1",
+                      persistent_mode=False)  # fmt: skip
+    long = runs.emit("long", workflow_type="custom", custom_cmd="sleep 12",
+                     persistent_mode=False)  # fmt: skip
+    done = runs.run("run", str(short), str(long), "--json")
+    results = {r["work_dir"]: r["elapsed_seconds"] for r in json.loads(done.stdout)}
+    assert results[str(short)] <= 4 < 10 <= results[str(long)] <= 16, results
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_cancel_from_another_terminal_is_cancelled_and_exits_0(
+    runs: RunSite, persistent: bool
+) -> None:
+    """`scriptast cancel` while a `run` follows the job: the cancel exits 0, and the run
+    reports CANCELLED (12), as run.json says, also for a step in an allocation whose process
+    the cancel ended with exit 143."""
+    name = f"other_terminal_{persistent}"
+    work = runs.emit(name, workflow_type="custom", custom_cmd="sleep 600",
+                     persistent_mode=persistent)  # fmt: skip
+    following = runs.start("run", str(work))
+    wait_for(work, "RUNNING")
+    cancelled = runs.run("cancel", str(work))
+    assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
+    assert f"CANCELLED  {work}\n" in cancelled.stdout
+    _, err = following.communicate(timeout=120)
+    assert following.returncode == 12, err
+    found = record(work)
+    assert found["verdict"] == "CANCELLED" and found["cancel_requested_at"]
+
+
+def test_job_specs_monitor_timeout_is_read(runs: RunSite) -> None:
+    """`monitor_timeout_seconds`, the executors' contract field, when job_spec.json has it."""
+    work = runs.emit("monitored", workflow_type="custom", custom_cmd="sleep 600",
+                     persistent_mode=False)  # fmt: skip
+    spec_path = work / "job_spec.json"
+    spec = json.loads(spec_path.read_text())
+    spec["monitor_timeout_seconds"] = 3
+    spec_path.write_text(json.dumps(spec, indent=2) + "\n")
+    started = time.monotonic()
+    done = runs.run("run", str(work))
+    assert done.returncode == 15, done.stderr
+    assert time.monotonic() - started < 60
+    assert "still running after 3 s" in " ".join(record(work)["notes"])
+
+
+def test_alloc_list_says_none(runs: RunSite) -> None:
+    assert runs.cluster is not None
+    runs.cluster.run("scancel", "--name", "scriptast.persistent")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        listed = runs.run("alloc", "list")
+        if listed.stdout.startswith("none"):
+            break
+        time.sleep(0.5)
+    assert listed.returncode == 0 and listed.stdout == "none: you hold no persistent allocation\n"
