@@ -5,8 +5,11 @@ and job_spec.json's monitor timeout."""
 
 from __future__ import annotations
 
+import calendar
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +125,82 @@ def test_alloc_list_says_none(runs: RunSite) -> None:
             break
         time.sleep(0.5)
     assert listed.returncode == 0 and listed.stdout == "none: you hold no persistent allocation\n"
+
+
+def _slurm_end_epoch(log: Path) -> float:
+    """When Slurm ended the job, as the end line slurmstepd writes to its stderr says (to the
+    second, in the controller's time zone: UTC here)."""
+    stamp = re.search(r"CANCELLED AT (\S+)", log.read_text())
+    assert stamp is not None, log.read_text()
+    return float(calendar.timegm(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S")))
+
+
+@pytest.mark.parametrize("ignores_sigterm", [False, True])
+def test_timeout_is_reported_soon_after_slurm_ends_the_job(
+    runs: RunSite, ignores_sigterm: bool
+) -> None:
+    """Slurm ends the job at its limit (within its enforcement interval) and prints its end
+    line; TIMEOUT follows within seconds, not a backed-off poll later, also while a job that
+    ignores SIGTERM is COMPLETING for KillWait (30 s here): Slurm's reason TimeLimit decides."""
+    command = ("trap '' TERM; " if ignores_sigterm else "") + "sleep 600"
+    work = runs.emit(f"limit_{ignores_sigterm}", workflow_type="custom", custom_cmd=command,
+                     time_limit="00:01:00", persistent_mode=False)  # fmt: skip
+    done = runs.run("run", str(work))
+    ended = time.time()
+    assert done.returncode == 15, done.stderr
+    found = record(work)
+    assert found["verdict"] == "TIMEOUT"
+    if ignores_sigterm:  # judged while COMPLETING: the batch script's exit is not known yet
+        assert "exit_code" not in found and "TimeLimit" in found["final_state_source"]
+    else:
+        assert (found["exit_code"], found["exit_signal"]) == (0, 15)
+    assert ended - _slurm_end_epoch(Path(found["err_log"])) < 10
+
+
+def test_a_step_is_judged_by_its_allocation_cancelled(runs: RunSite) -> None:
+    """The allocation under a running step is cancelled: srun's step dies (exit 143), and the
+    step is CANCELLED, as its allocation is."""
+    assert runs.cluster is not None
+    work = runs.emit("alloc_cancel", workflow_type="custom", custom_cmd="sleep 600")
+    process = runs.start("run", str(work))
+    running = wait_for(work, "RUNNING")
+    runs.cluster.run("scancel", running["allocation_id"])
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 12, err
+    found = record(work)
+    assert found["verdict"] == "CANCELLED"
+    assert f"allocation {running['allocation_id']} ended CANCELLED" in " ".join(found["notes"])
+
+
+def test_a_step_whose_node_fails_is_node_fail(runs: RunSite) -> None:
+    """A node of the allocation goes down under the step: NODE_FAIL (13), never PASSED from
+    srun's exit code."""
+    assert runs.cluster is not None
+    work = runs.emit("alloc_node", workflow_type="custom", custom_cmd="sleep 600")
+    process = runs.start("run", str(work))
+    running = wait_for(work, "RUNNING")
+    node = runs.cluster.run("squeue", "--noheader", "-j", running["allocation_id"],
+                            "--format", "%N").stdout.strip()  # fmt: skip
+    assert node in ("n1", "n2"), node
+    try:
+        runs.cluster.run("scontrol", "update", f"nodename={node}", "state=down", "reason=test")
+        _, err = process.communicate(timeout=120)
+    finally:
+        _node_back(runs, node)
+    assert process.returncode == 13, err
+    assert record(work)["verdict"] == "NODE_FAIL"
+
+
+def _node_back(runs: RunSite, node: str) -> None:
+    assert runs.cluster is not None
+    runs.cluster.run("scontrol", "update", f"nodename={node}", "state=resume")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown = runs.cluster.run("sinfo", "--noheader", "-n", node, "-o", "%T").stdout
+        if shown.split() and all(
+            s.rstrip("*") in ("idle", "mixed", "allocated") for s in shown.split()
+        ):
+            return
+        runs.cluster.run("scontrol", "update", f"nodename={node}", "state=resume")
+        time.sleep(0.5)
+    raise AssertionError(f"{node} did not come back: {shown}")

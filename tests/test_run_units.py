@@ -114,7 +114,7 @@ def test_the_scanner_reads_lines_across_reads_and_keeps_evidence() -> None:
     scanner.feed(b"0: collected 4 items\n0: test_a FAI")
     scanner.feed(b"LED\n0: 1 failed, 3 pas")
     assert scanner.success_hits == []  # the line is not complete yet
-    scanner.feed(b"sed in 2s\r\nNCCL watchdog: HANG DETECTED\nTest finished with exit code 1\n")
+    scanner.feed(b"sed in 2s\r\nHang detected after 300 seconds.\nTest finished with exit code 1\n")
     scanner.close()
     assert [(h.pattern, h.line_number) for h in scanner.failure_hits] == [("FAILED", 2)]
     assert [(h.pattern, h.line) for h in scanner.success_hits] == [

@@ -18,6 +18,9 @@ from scriptast.schedulers.backend import SchedulerClient
 TICK = 0.2
 """Seconds between two reads of the logs: a line reaches the terminal within about this."""
 FIRST_POLL = 0.5
+OVERDUE_POLL = 1.0
+"""Seconds between two polls once a job is past its time limit: Slurm ends it within its
+enforcement interval (about 30 s), and TIMEOUT is reported within a poll of that."""
 CANCEL_GRACE = 60.0
 """After a cancel, how long the jobs may take to leave the queue before they are judged."""
 
@@ -96,8 +99,12 @@ class Follower:
                 job.stream()
                 job.check()
                 self._act(job, now)
-            ending = any(j.exit_line is not None for j in waiting)
-            if now >= next_poll or (ending and now - last_poll >= FIRST_POLL):
+            ending = any(j.ending for j in waiting)
+            overdue = any(j.due is not None and now >= j.due for j in waiting)
+            soon = (ending and now - last_poll >= FIRST_POLL) or (
+                overdue and now - last_poll >= OVERDUE_POLL
+            )
+            if now >= next_poll or soon:
                 self._poll(waiting)
                 last_poll = now
                 next_poll = now + next(delays)

@@ -38,8 +38,12 @@ from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader
 from scriptast.results.reference_file import Where
 from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
+from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.workdir.write import replace_file
 
+COMPLETING_REASONS = {"TimeLimit": "TIMEOUT", "NodeDown": "NODE_FAIL"}
+"""A job Slurm shows COMPLETING for one of these reasons has been ended by Slurm: its state is
+decided while its processes are given KillWait seconds to go."""
 EXIT_FILE = "run.exit"
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
 read it after the process that ran it has gone."""
@@ -105,6 +109,8 @@ class Followed:
         self.hung = self.timed_out = self.cancelled = False
         self._finished = False
         self.finished_since: float | None = None
+        self.due: float | None = None
+        """When (on `clock`) Slurm's time limit for the job is reached, once it runs."""
         self.sinks: list[LineSink] = []
         self.after_logs = setup.after_logs
         not_before = submitted_epoch(record)
@@ -161,6 +167,13 @@ class Followed:
         return next((t.scanner.hang_hit for t in self.tails if t.scanner.hang_hit), None)
 
     @property
+    def ending(self) -> bool:
+        """The log says the job is ending: the script's exit line, or Slurm's own end line
+        about this job (`*** JOB 42 ON n1 CANCELLED AT ... ***`)."""
+        job = f"JOB {self.record.job_id}"
+        return self.exit_line is not None or any(job in t.scanner.slurm_ended for t in self.tails)
+
+    @property
     def exit_line(self) -> int | None:
         """The exit code the script's own last line printed, if it has."""
         return self.tails[0].scanner.exit_code
@@ -199,6 +212,10 @@ class Followed:
         for sink in self.sinks:
             sink.flush()
         self._take_outside_cancel()
+        for tail in self.tails:
+            refused = f"log {tail.path} is {tail.refused}"
+            if tail.refused is not None and refused not in self.record.notes:
+                self.record.notes += (refused,)
         state, code, source = self.end(final)
         scanners = [t.scanner for t in self.tails]
         success = tuple(h for s in scanners for h in s.success_hits)
@@ -298,6 +315,7 @@ class BatchFollowed(Followed):
     ) -> None:
         super().__init__(job, record, writer, setup)
         self.client = client
+        self.decided: str | None = None
 
     def queue_ids(self) -> list[str]:
         return [self.record.job_id] if self.record.job_id else []
@@ -310,11 +328,19 @@ class BatchFollowed(Followed):
         if row is None:
             self.finished = True  # the controller no longer holds it
             return
-        if self.backend.state(row.state) is JobState.RUNNING and self.running_since is None:
+        mapped = self.backend.state(row.state)
+        if mapped is JobState.RUNNING and self.running_since is None:
             self.running_since = self.clock()
+        left = time_seconds(row.time_left) if mapped is JobState.RUNNING else None
+        if left is not None:
+            self.due = self.clock() + left
         self.record.state, self.record.reason = row.state, row.reason
         self.record.restarts = max(self.record.restarts, row.restarts)
-        self.finished = self.backend.state(row.state).final
+        self.finished = mapped.final
+        decided = COMPLETING_REASONS.get(row.reason) if row.state == "COMPLETING" else None
+        if decided is not None:
+            # Slurm ended it (its processes get KillWait to go): its state is decided now
+            self.decided, self.finished = decided, True
 
     def cancel(self) -> None:
         assert self.record.job_id
@@ -323,6 +349,8 @@ class BatchFollowed(Followed):
     def end(self, final: Final | None) -> Ending:
         if final is not None:
             return final.state, final.exit_code, final.source
+        if self.decided is not None:
+            return self.decided, self.exit_line, f"squeue (COMPLETING, reason {self.record.reason})"
         if self.exit_line is not None:
             return self.record.state, self.exit_line, "the script's exit line"
         return self.record.state, None, None
@@ -420,6 +448,9 @@ class StepFollowed(ProcessFollowed):
         _cancel_steps(self.client, self.record)
         super().cancel()
 
+    def end(self, final: Final | None) -> Ending:
+        return allocation_ending(self.client, self, super().end(final))
+
 
 class RemoteStepFollowed(Followed):
     """The batch script run on a cluster as a step of an allocation there: its process is
@@ -469,7 +500,39 @@ class RemoteStepFollowed(Followed):
         elif self.exit_line is not None:
             code, source = self.exit_line, "the script's exit line"
         state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
-        return state, code, source
+        return allocation_ending(self.client, self, (state, code, source))
+
+
+ALLOCATION_ENDS = frozenset({JobState.TIMEOUT, JobState.NODE_FAIL, JobState.CANCELLED,
+                             JobState.OUT_OF_MEMORY})  # fmt: skip
+"""An allocation that ended so ended the steps in it: the step is judged by it."""
+
+
+def allocation_ending(client: SchedulerClient, followed: Followed, ending: Ending) -> Ending:
+    """A step's end judged by its allocation too: when the allocation ran out of time, lost a
+    node or was cancelled (which ended the step, whatever srun's exit code says), that is the
+    step's state."""
+    alloc = followed.record.allocation_id
+    if not alloc:
+        return ending
+    rows = client.queue([alloc])
+    row = (rows or {}).get(alloc)
+    if rows is None:
+        return ending
+    state: str | None = None
+    source = f"allocation {alloc}"
+    if row is not None and row.state == "COMPLETING":
+        state = COMPLETING_REASONS.get(row.reason)
+    elif row is not None and followed.backend.state(row.state).final:
+        state = row.state
+    if row is None or (state is None and followed.backend.state(row.state).final):
+        final = client.finals([alloc]).get(alloc)
+        if final is not None:
+            state, source = final.state, f"allocation {alloc} (from {final.source})"
+    if state is None or followed.backend.state(state) not in ALLOCATION_ENDS:
+        return ending
+    followed.record.notes += (f"allocation {alloc} ended {state}: the step ended with it",)
+    return state, ending[1], source
 
 
 def _note_ended_allocation(record: RunRecord, rows: dict[str, QueueRow] | None) -> None:

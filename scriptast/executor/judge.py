@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from scriptast.contract.run_record import JobState, PatternHit, Verdict
+from scriptast.executor.shown import shown as escaped
 from scriptast.results.judging import LineReader, Measured
 
 HANG_PATTERN = r"\bHang detected after \d+(?:\.\d+)? seconds"
@@ -17,6 +18,14 @@ only mentions hangs (`no hang detected`) is not it. A request's `hang_pattern` r
 MOST_HITS = 20
 LAST_LINES = 30
 MOST_LINE = 400
+MOST_KEPT_LINE = 1 << 20
+"""Bytes of one log line that are read; the rest of a longer line is passed over."""
+SLURM_END_LINE = re.compile(
+    r"\*\*\* (JOB|STEP) (\d+)(?:\.\S+)? ON \S+ CANCELLED AT \S+(?: DUE TO [^*]+)? \*\*\*"
+)
+"""The line slurmstepd writes into a job's log when Slurm ends it: `*** JOB 42 ON n1 CANCELLED AT
+2026-12-05T21:38:05 DUE TO TIME LIMIT ***` (NODE FAILURE, PREEMPTION; none: scancel). It makes
+run ask Slurm at once; the state is Slurm's answer, never the line (a job can print it)."""
 EXIT_LINE = re.compile(r"^[A-Za-z][\w ]* finished with exit code (\d+)\s*$")
 """The line every script emit writes prints last (`Bench finished with exit code 0`)."""
 
@@ -42,16 +51,27 @@ class LogScanner:
         self.failure_hits: list[PatternHit] = []
         self.hang_hit: PatternHit | None = None
         self.exit_code: int | None = None
+        self.slurm_ended: set[str] = set()
+        """`JOB id` and `STEP id` that Slurm's own end line in the log names."""
         self.last_lines: deque[str] = deque(maxlen=LAST_LINES)
         self.line_number = 0
         self._partial = b""
+        self._overlong = False
 
     def feed(self, data: bytes) -> None:
         """Take the next bytes of the log; complete lines are read now (the figure reader
-        gets them as one block)."""
+        gets them as one block). Of a line longer than MOST_KEPT_LINE only its start is kept:
+        a line that never ends costs no more memory than that."""
+        if self._overlong:
+            cut = data.find(b"\n")
+            if cut < 0:
+                return
+            data, self._overlong = data[cut:], False  # its newline ends the kept start
         data = self._partial + data
         cut = data.rfind(b"\n")
         if cut < 0:
+            if len(data) > MOST_KEPT_LINE:
+                data, self._overlong = data[:MOST_KEPT_LINE], True
             self._partial = data
             return
         block, self._partial = data[:cut], data[cut + 1 :]
@@ -71,7 +91,7 @@ class LogScanner:
 
     def _line(self, line: str) -> None:
         self.line_number += 1
-        shown = line[:MOST_LINE]
+        shown = escaped(line[:MOST_LINE])
         self.last_lines.append(shown)
         for pattern in self.success:
             if pattern in line and len(self.success_hits) < MOST_HITS:
@@ -84,6 +104,10 @@ class LogScanner:
         matched = EXIT_LINE.match(line)
         if matched:
             self.exit_code = int(matched.group(1))
+        if "***" in line:
+            ended = SLURM_END_LINE.search(line)
+            if ended:
+                self.slurm_ended.add(f"{ended.group(1)} {ended.group(2)}")
 
     def _hit(self, pattern: str, line: str) -> PatternHit:
         return PatternHit(pattern=pattern, log=self.log, line_number=self.line_number, line=line)

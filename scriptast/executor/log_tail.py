@@ -4,8 +4,10 @@ to the terminal, and never reads the file again from the top."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
+import stat
 import subprocess
 import threading
 from collections.abc import Callable
@@ -13,8 +15,11 @@ from typing import Protocol
 
 from scriptast.contract.transport import Transport
 from scriptast.executor.judge import LogScanner
+from scriptast.executor.shown import ShownStream
 
 CHUNK = 1 << 20
+MOST_HELD = 1 << 16
+"""Bytes of a line without its newline held back for the job's prefix; more are written."""
 
 
 class Tail(Protocol):
@@ -23,6 +28,8 @@ class Tail(Protocol):
     path: str
     scanner: LogScanner
     offset: int
+    refused: str | None
+    """Why the log is not read (a link or a FIFO planted at its path), once that is seen."""
 
     def read(self) -> int: ...
 
@@ -38,6 +45,7 @@ class LogTail:
         self.scanner = scanner
         self.sink = sink
         self.offset = 0
+        self.refused: str | None = None
 
     @property
     def exists(self) -> bool:
@@ -46,13 +54,22 @@ class LogTail:
 
     def read(self, most: int = 16 * CHUNK) -> int:
         """Read what was appended (at most `most` bytes this time); the number of bytes read."""
+        if self.refused is not None:
+            return 0
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            descriptor = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+            descriptor = os.open(self.path, flags)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                self.refused = "a symbolic link: never read through"
             return 0
         total = 0
         try:
-            size = os.fstat(descriptor).st_size
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode):
+                self.refused = "not a regular file (a FIFO, a device or a folder): not read"
+                return 0
+            size = status.st_size
             if size < self.offset:
                 self.offset = 0
             while total < most and self.offset < size:
@@ -73,24 +90,34 @@ class LogTail:
 
 
 class LineSink:
-    """Bytes written to a stream as they come, or, for one of several jobs, whole lines with
-    the job's name in front so that interleaved logs stay readable."""
+    """Bytes written to a stream as they come, their control characters escaped (a job never
+    drives the terminal), or, for one of several jobs, whole lines with the job's name in front
+    so that interleaved logs stay readable (a line longer than MOST_HELD is cut into pieces)."""
 
     def __init__(self, write: Callable[[bytes], None], prefix: str | None) -> None:
         self.write = write
         self.prefix = prefix.encode() if prefix else None
         self._partial = b""
+        self._shown = ShownStream()
 
     def __call__(self, data: bytes) -> None:
+        self._take(self._shown(data))
+
+    def _take(self, data: bytes) -> None:
         if self.prefix is None:
-            self.write(data)
+            if data:
+                self.write(data)
             return
         *lines, self._partial = (self._partial + data).split(b"\n")
+        if len(self._partial) > MOST_HELD:
+            lines.append(self._partial)
+            self._partial = b""
         if lines:
             self.write(b"".join(self.prefix + line + b"\n" for line in lines))
 
     def flush(self) -> None:
-        """Write a last line that has no newline."""
+        """Write what is held: a last line that has no newline."""
+        self._take(self._shown.flush())
         if self.prefix is not None and self._partial:
             self.write(self.prefix + self._partial + b"\n")
             self._partial = b""
@@ -109,6 +136,7 @@ class RemoteLogTail:
         self.sink = sink
         self.transport = transport
         self.offset = 0
+        self.refused: str | None = None
         self._chunks: list[bytes] = []
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None

@@ -10,6 +10,7 @@ import msgspec
 
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import VERDICT_EXIT, RunRecord, Verdict
+from scriptast.executor.shown import shown as escaped
 
 SHOWN_LINES = 15
 NAMED_TESTS = 20
@@ -72,7 +73,7 @@ def summary(record: RunRecord) -> str:
     if record.verdict is not Verdict.PASSED and record.last_lines:
         lines.append("  last lines:")
         lines += [f"    {line}" for line in record.last_lines[-SHOWN_LINES:]]
-    return "\n".join(lines) + "\n"
+    return escaped("\n".join(lines) + "\n")
 
 
 def figure_text(figure: Figure) -> str:
@@ -150,7 +151,7 @@ def table(records: Sequence[RunRecord]) -> str:
     for r in records:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     lines.append(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
-    return "\n".join(lines) + "\n"
+    return escaped("\n".join(lines) + "\n")
 
 
 def as_json(records: Sequence[RunRecord], many: bool) -> str:

@@ -3,9 +3,12 @@ as emit wrote them, the log folders made, and the run record's first fields."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import socket
+import stat
+from typing import BinaryIO
 
 from scriptast.contract.run_record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.errors import RunError
@@ -37,6 +40,21 @@ def make_folders(*paths: str | None) -> None:
                 raise RunError(
                     f"cannot create the log folder of {path}: {error.strerror}"
                 ) from None
+
+
+def fresh_log(path: str, same_as: str | None = None) -> BinaryIO:
+    """A new, empty log at `path` for a process job to write: what stood there (an earlier
+    run's log, or a link planted to make the job write or truncate another file) is removed,
+    never opened, and the file is created exclusively. `same_as`: the output log, when the
+    error log is the same file (then it is opened for appending, already fresh)."""
+    if same_as == path:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return os.fdopen(descriptor, "ab")
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.fdopen(os.open(path, flags, 0o644), "wb")
 
 
 def check_writable(job: LoadedJob) -> None:

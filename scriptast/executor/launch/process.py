@@ -12,7 +12,7 @@ from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.followed import EXIT_FILE, DockerFollowed
 from scriptast.executor.job_files import LoadedJob
-from scriptast.executor.launch.common import make_folders, new_record
+from scriptast.executor.launch.common import fresh_log, make_folders, new_record
 from scriptast.executor.options import Writer
 
 WRAPPER = 'rc=0; "$@" || rc=$?; printf "%s\\n" "$rc" >"$SCRIPTAST_EXIT_FILE"; exit "$rc"'
@@ -28,7 +28,7 @@ def start(job: LoadedJob, argv: list[str], out: str, err: str,
         os.unlink(exit_file)
     env = {**env, "SCRIPTAST_EXIT_FILE": exit_file}
     try:
-        with open(out, "wb") as out_stream, open(err, "ab") as err_stream:
+        with fresh_log(out) as out_stream, fresh_log(err, out) as err_stream:
             return subprocess.Popen(
                 ["/bin/sh", "-c", WRAPPER, "scriptast-job", *argv],
                 stdout=out_stream,
