@@ -88,13 +88,18 @@ RUN_READS = {
     "(the cluster must log in as it) and `ssh_host` or `probe.host` for remote_slurm.",
     "extra_files": "remote_slurm: uploaded with the script, each digest-checked on the cluster.",
     "extra_file_destinations": "remote_slurm: where each extra file goes on the cluster "
-    "(default: remote_work_dir).",
+    "(default: remote_work_dir); a place outside remote_work_dir and remote_repo_path is "
+    "refused.",
     "remote_repo_path": "remote_slurm: must exist on the cluster before the job is submitted.",
     "remote_work_dir": "remote_slurm: created on the cluster; the script goes there.",
     "persistent_mode": "true: run inside a persistent allocation (`--no-persistent` overrides).",
     "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
     "log_file": "Where docker_cmd.sh's output goes.",
     "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",
+    "work_dir": "The folder the job belongs to: a job_spec.json in another folder (a copy, "
+    "or a moved work dir) is refused, so it never runs, watches or cancels the original's job. "
+    "The script, extra files and logs must lie inside it (remote logs inside remote_work_dir) "
+    "unless `--force`.",
     "measures": "The figures and tests that judge the job instead of its success patterns: "
     "log lines read as they stream, the JUnit XML and --report_json read after it (brought "
     "back from the cluster), held against the references (`--reference`, else `references`).",

@@ -17,9 +17,8 @@ from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, poll_delays
 from scriptast.executor.followed import BatchFollowed
-from scriptast.executor.job_files import LoadedJob, load_job, log_path
+from scriptast.executor.job_files import LoadedJob, container_name, load_job, log_path
 from scriptast.executor.judge import LogScanner, judge
-from scriptast.executor.launch.process import container_name
 from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
 from scriptast.readers.launch_readback import read_launch_script
@@ -65,7 +64,9 @@ class FakeTransport:
     def fetch(self, path: str) -> bytes | None:
         raise AssertionError(f"a Slurm client fetched {path}")
 
-    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed:
+    def put(
+        self, path: str, data: bytes, *, executable: bool = False, sha256: str | None = None
+    ) -> Completed:
         raise AssertionError(f"a Slurm client wrote {path}")
 
 

@@ -48,4 +48,9 @@ class Transport(Protocol):
 
     def fetch(self, path: str) -> bytes | None: ...
 
-    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed: ...
+    def put(
+        self, path: str, data: bytes, *, executable: bool = False, sha256: str | None = None
+    ) -> Completed:
+        """Write `path` whole: under a temporary name, checked (`sha256`: its digest there)
+        before it is renamed into place; never through a link."""
+        ...

@@ -30,7 +30,7 @@ from scriptast.contract.run_record import (
     encode_record,
 )
 from scriptast.contract.transport import Transport
-from scriptast.executor.job_files import LoadedJob
+from scriptast.executor.job_files import LoadedJob, container_name
 from scriptast.executor.judge import HANG_PATTERN, LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.options import Writer
@@ -411,7 +411,10 @@ class DockerFollowed(ProcessFollowed):
     then the process."""
 
     def cancel(self) -> None:
-        if self.record.container_name:
+        # the container this work dir's docker_cmd names, never another a run.json names
+        if self.record.container_name and self.record.container_name == container_name(
+            self.job.spec.docker_cmd or ""
+        ):
             with contextlib.suppress(OSError, subprocess.SubprocessError):
                 subprocess.run(
                     ["docker", "kill", self.record.container_name],

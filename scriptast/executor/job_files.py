@@ -7,10 +7,12 @@ import errno
 import hashlib
 import os
 import posixpath
+import shlex
 
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.axes import LOCAL
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import RunError
 from scriptast.results.reference_file import References
@@ -35,22 +37,26 @@ class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
         return posixpath.basename(self.work_dir.rstrip("/")) or self.work_dir
 
 
-def read_regular(path: str, what: str) -> bytes:
+def read_regular(path: str, what: str, *, follow_links: bool = True) -> bytes:
     """The bytes of a regular file of at most MOST_BYTES (never a FIFO or a device: no
-    blocking open), or RunError naming it."""
+    blocking open; `follow_links` False: never a link), or RunError naming it."""
     try:
-        return regular_file_bytes(path, MOST_BYTES)[0]
+        return regular_file_bytes(path, MOST_BYTES, follow_links=follow_links)[0]
     except FileNotFoundError:
         raise RunError(f"no {what} at {path}") from None
     except OSError as error:
         if error.errno in (errno.EINVAL, errno.EFBIG):
             raise RunError(f"{what} {path} is {error.strerror}") from None
+        if error.errno == errno.ELOOP:
+            raise RunError(f"{what} {path} is a symbolic link: it is never read through; "
+                           "emit the job again") from None  # fmt: skip
         raise RunError(f"cannot read {what} {path}: {error.strerror}") from None
 
 
-def load_job(work_dir: str) -> LoadedJob:
-    """work_dir's job_spec.json as a JobSpec, or RunError: missing, unreadable, or not written
-    by this version of scriptast (then: emit it again)."""
+def load_job(work_dir: str, force: bool = False) -> LoadedJob:
+    """work_dir's job_spec.json as a JobSpec, or RunError: missing, unreadable, not written by
+    this version of scriptast (then: emit it again), written for another folder (a copy), or
+    naming files outside the work dir (unless `force`)."""
     folder = os.path.abspath(work_dir)
     if not os.path.isdir(folder):
         raise RunError(f"work_dir {folder} is not a folder: give the work_dir that emit wrote")
@@ -60,7 +66,7 @@ def load_job(work_dir: str) -> LoadedJob:
             f"no {JOB_SPEC} in {folder}: write the job first (scriptast emit ... --work-dir "
             f"{folder})"
         )
-    data = read_regular(path, JOB_SPEC)
+    data = read_regular(path, JOB_SPEC, follow_links=False)
     try:
         spec = msgspec.json.decode(data, type=JobSpec)
     except (msgspec.ValidationError, msgspec.DecodeError) as error:
@@ -73,7 +79,62 @@ def load_job(work_dir: str) -> LoadedJob:
             f"{path} lists no file digests (an older scriptast wrote it); emit the job again"
         )
     script = spec.script_path or posixpath.join(folder, spec.script_name)
-    return LoadedJob(work_dir=folder, spec=spec, script=script)
+    loaded = LoadedJob(work_dir=folder, spec=spec, script=script)
+    _refuse_a_copy(loaded, path)
+    outside = _outside_files(loaded)
+    if outside and not force:
+        raise RunError(
+            f"{path} names files outside its work dir ({'; '.join(outside)}): emit the job "
+            "again, or run it as it is with --force"
+        )
+    return loaded
+
+
+def _refuse_a_copy(job: LoadedJob, path: str) -> None:
+    """A job_spec.json written for another folder (this one is a copy, or was moved) names
+    that folder's script, logs and job: it is never run, watched or cancelled from here."""
+    written_for = job.spec.work_dir
+    if written_for is not None and os.path.realpath(written_for) != os.path.realpath(job.work_dir):
+        raise RunError(
+            f"{path} was written for work_dir {written_for}: this folder is a copy of it, or "
+            "was moved, and never acts on that folder's job; emit the job again here"
+        )
+
+
+def _within(path: str, folder: str, real: bool) -> bool:
+    if real:
+        path, folder = os.path.realpath(path), os.path.realpath(folder)
+    else:
+        path, folder = posixpath.normpath(path), posixpath.normpath(folder)
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _outside_files(job: LoadedJob) -> list[str]:
+    """The files job_spec.json names that lie outside the folders they belong in: the script,
+    the extra files and (a local job) the logs in the work dir; a remote job's logs in its
+    cluster work dir. Each named with what it is."""
+    spec, folder = job.spec, job.work_dir
+    found = [f"script {job.script}"] if not _within(job.script, folder, True) else []
+    found += [f"extra file {e}" for e in spec.extra_files if not _within(e, folder, True)]
+    logs = [spec.logs.output, spec.logs.error, spec.log_file]
+    remote = spec.remote_work_dir if spec.transport != LOCAL else None
+    for log in (p for p in logs if p):
+        parent = posixpath.dirname(log)  # a name with %j: its folder decides
+        if not (_within(parent, remote, False) if remote else _within(parent, folder, True)):
+            found.append(f"log {log}")
+    return found
+
+
+def destinations_outside(job: LoadedJob) -> list[str]:
+    """extra_file_destinations on the cluster outside remote_work_dir and remote_repo_path
+    (a job_spec that would overwrite `~/.ssh/authorized_keys` there): never uploaded."""
+    spec = job.spec
+    allowed = [p for p in (spec.remote_work_dir, spec.remote_repo_path) if p]
+    return [
+        destination
+        for destination in spec.extra_file_destinations.values()
+        if not any(_within(destination, folder, False) for folder in allowed)
+    ]
 
 
 def torn_files(job: LoadedJob) -> list[str]:
@@ -82,7 +143,7 @@ def torn_files(job: LoadedJob) -> list[str]:
     for name, digest in sorted(job.spec.files.items()):
         path = posixpath.join(job.work_dir, name)
         try:
-            data = read_regular(path, name)
+            data = read_regular(path, name, follow_links=False)
         except RunError:
             torn.append(f"{name} (missing or unreadable)")
             continue
@@ -116,3 +177,15 @@ def log_path(name: str, job_id: str, job_name: str) -> str:
             out.append(char)
             index += 1
     return "".join(out)
+
+
+def container_name(docker_cmd: str) -> str:
+    """The `--name` of the docker command emit wrote (so that only this container is killed)."""
+    try:
+        words = shlex.split(docker_cmd)
+    except ValueError:
+        words = []
+    for index, word in enumerate(words[:-1]):
+        if word == "--name":
+            return words[index + 1]
+    raise RunError("the docker command in job_spec.json has no --name: emit the job again")

@@ -25,6 +25,7 @@ from scriptast.executor.launch.remote import RemoteContext, follow_remote
 from scriptast.executor.launch.step import follow_step
 from scriptast.executor.launch.submit import dry_run_commands, submit
 from scriptast.executor.options import RunOptions, Writer, timeouts
+from scriptast.executor.ownership import check_ours
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
 from scriptast.results.reference_file import References, read_references
@@ -77,14 +78,16 @@ class _Guarded:
             self.closed = True
 
 
-def load_jobs(work_dirs: Sequence[str], reference: str | None = None) -> list[LoadedJob]:
+def load_jobs(
+    work_dirs: Sequence[str], reference: str | None = None, force: bool = False
+) -> list[LoadedJob]:
     """Each work_dir's job once (the same folder under two spellings is one), with the
     references file its figures are held against (`reference`, else the one emit recorded),
     read and checked now: a bad one is an error before anything is submitted."""
     jobs: dict[str, LoadedJob] = {}
     read: dict[str, References] = {}
     for work_dir in work_dirs:
-        job = load_job(work_dir)
+        job = load_job(work_dir, force)
         measures = job.spec.measures
         path = reference or (measures.references if measures is not None else None)
         if path is not None:
@@ -101,7 +104,8 @@ def read_record(work_dir: str) -> RunRecord | None:
     if not os.path.lexists(path):
         return None
     try:
-        return msgspec.json.decode(read_regular(path, RUN_FILE), type=RunRecord)
+        data = read_regular(path, RUN_FILE, follow_links=False)
+        return msgspec.json.decode(data, type=RunRecord)
     except (msgspec.ValidationError, msgspec.DecodeError) as error:
         raise RunError(f"{path} is not a run record this scriptast reads: {error}") from None
 
@@ -111,15 +115,16 @@ def reattach(
 ) -> Followed:
     """A Followed for a job another `scriptast run` submitted (run.json says what and where),
     of the launch kind that submitted it."""
-    if scheduler(job.spec.scheduler).launch == PROCESS:
+    if record.pid is not None and job.spec.transport == LOCAL:
         _here(job, record)
+    check_ours(job, record, session.client, session.transport)
+    if scheduler(job.spec.scheduler).launch == PROCESS:
         return follow_process(job, record, writer)
     client, transport = session.client, session.transport
     assert client is not None and transport is not None
     if job.spec.transport != LOCAL:
         return follow_remote(RemoteContext(job, transport), record, client, options, writer)
     if record.pid is not None:
-        _here(job, record)
         return follow_step(job, record, client, writer)
     return follow_batch(job, record, client, writer)
 
@@ -205,7 +210,7 @@ def run_work_dirs(
 ) -> int:
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
-    jobs = load_jobs(work_dirs, options.reference)
+    jobs = load_jobs(work_dirs, options.reference, options.force)
     if options.dry_run:
         import shlex
 

@@ -81,6 +81,13 @@ class SchedulerClient(Protocol):
 
     def cancel(self, targets: Sequence[str]) -> Completed: ...
 
+    def not_ours(self, job_id: str, *, name: str, script: str | None = None,
+                 script_sha256: str | None = None) -> str | None:  # fmt: skip
+        """Why the scheduler's job `job_id` is not the one this user submitted under `name`
+        (from `script`, whose batch script has `script_sha256`); None when it is, or when the
+        scheduler no longer knows the job (nothing of it is left to act on)."""
+        ...
+
 
 BATCH = "batch"
 """A job submitted to the scheduler's queue and followed there."""

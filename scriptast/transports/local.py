@@ -4,6 +4,7 @@ and written here (without following a link)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import posixpath
 import subprocess
@@ -84,9 +85,12 @@ class LocalTransport:
         """A regular file's bytes (None: it is not there, or is a link, a FIFO or a device)."""
         return _fetch(path)
 
-    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed:
-        """Write `path` whole (a temporary beside it, renamed), never through a link."""
-        return _put(path, data, executable)
+    def put(
+        self, path: str, data: bytes, *, executable: bool = False, sha256: str | None = None
+    ) -> Completed:
+        """Write `path` whole (a temporary beside it, checked, renamed), never through a
+        link."""
+        return _put(path, data, executable, sha256)
 
 
 def _fetch(path: str) -> bytes | None:
@@ -96,7 +100,7 @@ def _fetch(path: str) -> bytes | None:
         return None
 
 
-def _put(path: str, data: bytes, executable: bool) -> Completed:
+def _put(path: str, data: bytes, executable: bool, sha256: str | None) -> Completed:
     folder, name = posixpath.split(path)
     temporary = posixpath.join(folder, f".{name}.scriptast-{os.getpid()}.tmp")
     try:
@@ -108,6 +112,12 @@ def _put(path: str, data: bytes, executable: bool) -> Completed:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+        if sha256 is not None:
+            written = regular_file_bytes(temporary, len(data) + 1, follow_links=False)[0]
+            if hashlib.sha256(written).hexdigest() != sha256:
+                os.unlink(temporary)
+                why = f"{path}: the sent file's sha256 is not {sha256}"
+                return Completed(code=3, out="", err=why)
         os.replace(temporary, path)
     except OSError as error:
         with contextlib.suppress(OSError):

@@ -147,15 +147,25 @@ class SshTransport:
         )
         return done.stdout if done.returncode == 0 else None
 
-    def put(self, path: str, data: bytes, *, executable: bool = False) -> Completed:
-        """Write `path` on the host whole: under a temporary name, then renamed (a half-sent
-        file is never at `path`)."""
+    def put(
+        self, path: str, data: bytes, *, executable: bool = False, sha256: str | None = None
+    ) -> Completed:
+        """Write `path` on the host whole: under a temporary name created anew (noclobber:
+        never through a link planted there), its digest checked there, then renamed (a
+        half-sent or altered file is never at `path`)."""
         temporary = shlex.quote(f"{path}.scriptast-{os.getpid()}.tmp")
         folder = shlex.quote(os.path.dirname(path) or "/")
         mode = "755" if executable else "644"
+        check = ""
+        if sha256 is not None:
+            check = (
+                f'sum=$(sha256sum < {temporary}) && [ "${{sum%% *}}" = {shlex.quote(sha256)} ] '
+                f'|| {{ echo "sha256 of the sent file is ${{sum%% *}}, expected {sha256}" >&2; '
+                f"rm -f -- {temporary}; exit 3; }}; "
+            )
         command = (
-            f"mkdir -p -- {folder} && cat > {temporary} && chmod {mode} {temporary} && "
-            f"mv -f -- {temporary} {shlex.quote(path)}"
+            f"set -C; mkdir -p -- {folder} && rm -f -- {temporary} && cat > {temporary} && "
+            f"{check}chmod {mode} {temporary} && mv -f -- {temporary} {shlex.quote(path)}"
         )
         return self.run_shell(command, data=data, timeout=600)
 

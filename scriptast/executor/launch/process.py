@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shlex
 import subprocess
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.followed import EXIT_FILE, DockerFollowed
-from scriptast.executor.job_files import LoadedJob
+from scriptast.executor.job_files import LoadedJob, container_name
 from scriptast.executor.launch.common import fresh_log, make_folders, new_record
 from scriptast.executor.options import Writer
 
@@ -47,18 +46,6 @@ def docker_command(job: LoadedJob) -> tuple[list[str], str, str]:
     if not job.spec.log_file:
         raise RunError(f"{job.work_dir}/job_spec.json names no log_file for its docker job")
     return ["bash", job.script], job.spec.log_file, container_name(job.spec.docker_cmd or "")
-
-
-def container_name(docker_cmd: str) -> str:
-    """The `--name` of the docker command emit wrote (so that only this container is killed)."""
-    try:
-        words = shlex.split(docker_cmd)
-    except ValueError:
-        words = []
-    for index, word in enumerate(words[:-1]):
-        if word == "--name":
-            return words[index + 1]
-    raise RunError("the docker command in job_spec.json has no --name: emit the job again")
 
 
 def launch_process(job: LoadedJob, writer: Writer) -> DockerFollowed:

@@ -13,7 +13,7 @@ import shlex
 import time
 from collections.abc import Callable
 
-from scriptast.contract.run_record import RunRecord
+from scriptast.contract.run_record import RUN_FILE, RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.followed import (
@@ -23,7 +23,13 @@ from scriptast.executor.followed import (
     RemoteStepFollowed,
     Setup,
 )
-from scriptast.executor.job_files import LoadedJob, log_files, read_regular
+from scriptast.executor.job_files import (
+    JOB_SPEC,
+    LoadedJob,
+    destinations_outside,
+    log_files,
+    read_regular,
+)
 from scriptast.executor.judge import LogScanner
 from scriptast.executor.launch.common import new_record
 from scriptast.executor.launch.process import WRAPPER
@@ -81,8 +87,12 @@ class RemoteContext:
         """Send every file to its cluster path (a temporary name, then a rename, so a half-sent
         file is never run), then check each one's sha256 there against job_spec's `files`."""
         for local, remote in self.destinations.items():
+            expected = self.job.spec.files.get(posixpath.relpath(local, self.job.work_dir))
             sent = self.transport.put(
-                remote, read_regular(local, "file"), executable=os.access(local, os.X_OK)
+                remote,
+                read_regular(local, "file", follow_links=False),
+                executable=os.access(local, os.X_OK),
+                sha256=expected,
             )
             if sent.code != 0:
                 raise RunError(
@@ -130,8 +140,19 @@ class RemoteContext:
                 note(f"{remote} was not on {self.transport.where} to bring back")
                 continue
             target = self.local_copy(remote)
+            if self._emits(target):
+                note(
+                    f"{remote} not brought back: it would replace {target}, which emit or run wrote"
+                )
+                continue
             os.makedirs(posixpath.dirname(target), exist_ok=True)
             replace_file(target, data)
+
+    def _emits(self, target: str) -> bool:
+        """`target` is a file of the work dir that a file brought back must never replace:
+        job_spec.json, run.json, run.exit, or one emit wrote."""
+        relative = posixpath.relpath(target, self.job.work_dir)
+        return relative in (JOB_SPEC, RUN_FILE, EXIT_FILE) or relative in self.job.spec.files
 
     def fetch_result(self, remote: str) -> bytes:
         """A result file the job wrote on the cluster (JUnit XML, a bench report), brought back
@@ -149,6 +170,8 @@ class RemoteContext:
         # two clients' logs share a name in different test folders: keep the folders
         inside = relative != ".." and not relative.startswith("../")
         target = posixpath.join(self.job.work_dir, relative) if inside else self.local_copy(remote)
+        if self._emits(target):
+            raise OSError(errno.EPERM, f"it would replace {target}, which emit or run wrote")
         os.makedirs(posixpath.dirname(target), exist_ok=True)
         replace_file(target, data)
         return data
@@ -189,6 +212,12 @@ class RemoteContext:
 def _destinations(job: LoadedJob, folder: str) -> dict[str, str]:
     """Each file emit wrote (local path) and the cluster path it belongs at: the script and the
     extra files in the cluster work dir, unless extra_file_destinations names another place."""
+    outside = destinations_outside(job)
+    if outside:
+        raise RunError(
+            f"{job.work_dir}/job_spec.json sends files outside remote_work_dir and "
+            f"remote_repo_path on the cluster ({', '.join(sorted(outside))}): emit the job again"
+        )
     chosen = {job.script: posixpath.join(folder, posixpath.basename(job.script))}
     for extra in job.spec.extra_files:
         chosen[extra] = job.spec.extra_file_destinations.get(

@@ -5,6 +5,7 @@ the queue no longer shows is confirmed gone by a second source before it is take
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 
 from scriptast.contract.transport import Completed, Transport
@@ -19,6 +20,8 @@ QUEUE_FIELDS = ("JobID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", 
 user chooses (a job's name, comment and folder are left out), so `|` never occurs in a value."""
 QUEUE_FORMAT = ",".join(f"{field}:|" for field in QUEUE_FIELDS)
 SACCT_FIELDS = "JobID,State,ExitCode,Elapsed"
+OWNER_FORMAT = "JobID:|,UserName:|,Name:|,Command:|"
+"""Whose a job is: the controller's fields first, then the text its user chose."""
 _NO_ACCOUNTING = "accounting storage is disabled"
 
 
@@ -189,6 +192,44 @@ class SlurmClient:
     def cancel(self, targets: Sequence[str]) -> Completed:
         """`scancel` jobs or steps (`JOB.STEP`)."""
         return self.run(["scancel", *targets])
+
+    def not_ours(self, job_id: str, *, name: str, script: str | None = None,
+                 script_sha256: str | None = None) -> str | None:  # fmt: skip
+        """Why job `job_id` is not this user's job `name` submitted from `script` (its batch
+        script's digest checked too), as the controller's fields say; None when it is, or
+        when neither squeue nor accounting knows it any more."""
+        user = self.run(["id", "-un"]).out.strip()
+        done = self.run(["squeue", "--noheader", "--states=all", "--jobs", job_id,
+                         "--Format", OWNER_FORMAT])  # fmt: skip
+        line = next((x.strip() for x in done.out.splitlines() if x.startswith(f"{job_id}|")), None)
+        if line is None:
+            return self._not_ours_accounted(job_id, user, name)
+        # user-chosen text (the script's path, the name) comes last, after the controller's
+        # own fields; the whole line must be exactly ours, so a `|` in it cannot imitate
+        expected = f"{job_id}|{user}|{name}|{script or '(null)'}|"
+        if script is None:
+            expected = f"{job_id}|{user}|{name}|"
+            line = "|".join(line.split("|")[:3]) + "|"
+        if line != expected:
+            shown = line.split("|")
+            return (f"the controller shows job {job_id} as user {shown[1]!r}, name and script "
+                    f"{'|'.join(shown[2:-1])!r}; this work dir's is {user!r}, {name!r}, "
+                    f"{script or '(none)'!r}")  # fmt: skip
+        if script_sha256 is not None:
+            batch = self.run(["scontrol", "write", "batch_script", job_id, "-"])
+            if batch.code == 0 and hashlib.sha256(batch.out.encode()).hexdigest() != script_sha256:
+                return f"job {job_id}'s batch script is not this work dir's (its sha256 differs)"
+        return None
+
+    def _not_ours_accounted(self, job_id: str, user: str, name: str) -> str | None:
+        done = self.run(["sacct", "--noheader", "--parsable2", "--allocations", "--jobs", job_id,
+                         "--format", "JobID,User,JobName"])  # fmt: skip
+        if done.code != 0 or _NO_ACCOUNTING in (done.err + done.out).lower():
+            return None
+        for line in done.out.splitlines():
+            if line.startswith(f"{job_id}|") and line.strip() != f"{job_id}|{user}|{name}":
+                return f"accounting shows job {job_id} as {line.strip()!r}, not {user}'s {name!r}"
+        return None
 
     def steps(self, job_id: str) -> list[str]:
         """The running steps of a job (`JOB.STEP`), without its batch and extern steps."""
