@@ -252,3 +252,55 @@ def test_a_second_drop_of_the_master_is_an_error() -> None:
     transport.reconnects = 1
     with pytest.raises(RunError, match="the ssh connection to cluster dropped again"):
         transport._reconnect()
+
+
+@pytest.mark.parametrize("kind", ["ssh", "local"])
+def test_a_sent_file_is_checked_before_it_is_renamed_into_place(
+    remote: Remote, tmp_path: Path, kind: str
+) -> None:
+    """A file whose digest on the far side is not the one expected never replaces the file
+    at its path, and leaves no temporary behind."""
+    import hashlib
+
+    from scriptast.transports.registry import transport
+
+    sender = transport(kind, "cluster", str(remote.ssh_config))
+    folder = remote.cluster_root / f"sent_{kind}"
+    folder.mkdir(parents=True)
+    target = folder / "job.slurm"
+    target.write_text("what was there\n")
+    wrong = sender.put(str(target), b"new\n", sha256="0" * 64)
+    assert wrong.code != 0 and "sha256" in wrong.err
+    assert target.read_text() == "what was there\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["job.slurm"]
+    right = sender.put(str(target), b"new\n", sha256=hashlib.sha256(b"new\n").hexdigest())
+    assert right.code == 0 and target.read_text() == "new\n"
+
+
+def test_an_upload_outside_the_cluster_folders_is_refused(remote: Remote) -> None:
+    """job_spec.json edited to send an extra file over the cluster's authorized_keys: refused
+    before anything is sent."""
+    work = remote.remote("keys", workflow_type="custom", bench_cmd=None, custom_cmd="true")
+    spec = json.loads((work / "job_spec.json").read_text())
+    assert spec["extra_files"]
+    keys = str(remote.cluster_root / ".ssh" / "authorized_keys")
+    spec["extra_file_destinations"] = {spec["extra_files"][0]: keys}
+    (work / "job_spec.json").write_text(json.dumps(spec))
+    done = remote.go("run", str(work))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"error: {work}/job_spec.json sends files outside remote_work_dir and remote_repo_path "
+        f"on the cluster ({keys}): emit the job again"
+    ]
+    assert not Path(keys).exists() and not (work / "run.json").exists()
+
+
+def test_a_fetched_file_never_replaces_what_emit_wrote(remote: Remote) -> None:
+    cluster_dir = remote.cluster_root / "work_dirs" / "clobber"
+    work = remote.remote("clobber", workflow_type="custom", bench_cmd=None,
+                         custom_cmd=f"echo '{{}}' > {cluster_dir}/job_spec.json")  # fmt: skip
+    before = (work / "job_spec.json").read_bytes()
+    done = remote.go("run", str(work), "--fetch", "job_spec.json")
+    assert done.returncode == 0, done.stderr
+    assert (work / "job_spec.json").read_bytes() == before
+    assert any("not brought back: it would replace" in n for n in record(work)["notes"])
