@@ -139,9 +139,11 @@ def test_a_master_killed_mid_run_is_reestablished_once(remote: Remote) -> None:
          "check", "cluster"], capture_output=True, text=True,
     )  # fmt: skip
     master = int(re.search(r"pid=(\d+)", check.stderr).group(1))  # type: ignore[union-attr]
+    before = remote.server.accepted()
     subprocess.run(["kill", str(master)], check=True)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
+    assert remote.server.accepted() - before == 1  # one new master, not a login a command
     assert OUTPUT_LINE in out
     assert record(work)["verdict"] == "PASSED"
 
@@ -182,7 +184,11 @@ def test_a_persistent_allocation_on_the_cluster_runs_two_jobs(remote: Remote) ->
     assert (one.returncode, two.returncode) == (0, 0), one.stderr + two.stderr
     a, b = record(first), record(second)
     assert a["allocation_id"] == b["allocation_id"]
-    assert b["notes"] == [f"reused persistent allocation {a['allocation_id']}"]
+    alloc = a["allocation_id"]
+    assert b["notes"][0] == f"reused persistent allocation {alloc}"
+    assert b["notes"][1].startswith(f"persistent allocation {alloc} stays: it holds 1 node(s)")
+    assert b["notes"][1].endswith(f"'scriptast alloc release --remote cluster {alloc}'")
+    assert len(b["notes"]) == 2
     assert OUTPUT_LINE in Path(b["out_log"]).read_text()
     listed = remote.run(
         "alloc", "list", "--json", "--remote", "cluster", "--ssh-config", str(remote.ssh_config)

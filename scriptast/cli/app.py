@@ -289,12 +289,13 @@ def _executing(action: Callable[[], int]) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)  # as Ctrl-C: what was submitted is cancelled
+    signal.signal(signal.SIGHUP, interrupted)
     try:
         code = action()
     except ScriptastError as error:
         fail(str(error), RUN_EXIT)
     except KeyboardInterrupt:
-        fail("interrupted before the jobs were followed: nothing is left submitted", RUN_EXIT)
+        fail("interrupted: what it had submitted was cancelled, and run.json says so", RUN_EXIT)
     raise typer.Exit(code)
 
 
@@ -331,6 +332,9 @@ def run(
     alloc_time: str | None = typer.Option(
         None, "--alloc-time", help="A new allocation's time (default: the partition's)."
     ),
+    alloc_idle: str = typer.Option(
+        "10m", "--alloc-idle", help="Release a new allocation after this without a step (0: never)."
+    ),
     queue_timeout: str | None = typer.Option(
         None, "--queue-timeout", help="Cancel if still queued after this (90s, 5m, 2h)."
     ),
@@ -354,6 +358,7 @@ def run(
         dry_run=dry_run,
         persistent=persistent,
         alloc_time=alloc_time,
+        alloc_idle=_duration(alloc_idle) or 0.0,
         queue_timeout=_duration(queue_timeout),
         run_timeout=_duration(run_timeout),
         poll_max=poll_max,

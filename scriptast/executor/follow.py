@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed import Followed
-from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.backend import QueueRow, SchedulerClient
 
 TICK = 0.2
 """Seconds between two reads of the logs: a line reaches the terminal within about this."""
@@ -55,19 +56,23 @@ class Follower:
         self.progress = progress
         self.clock = clock
         self.stop: int | None = None
+        self.concluding = False
         self.cancel_deadline: float | None = None
         self.polls = 0
         self._shown: dict[str, str] = {}
         self._stopped: dict[str, float] = {}
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        if self.concluding:
+            return  # every job is over: its verdict is finished and recorded first
         if self.stop is not None:
             raise KeyboardInterrupt  # a second Ctrl-C: the cancels were already sent
         self.stop = signum
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
-        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {s: signal.getsignal(s) for s in held}
         for each in previous:
             signal.signal(each, self._on_signal)
         try:
@@ -80,12 +85,14 @@ class Follower:
         """Follow every job to its end; the records with their verdicts, in the jobs' order."""
         with self._signals():
             self._loop()
-        return self._conclude()
+            self.concluding = True
+            return self._conclude()
 
     def _loop(self) -> None:
         delays = poll_delays(self.poll_max)
         next_poll = self.clock()
         last_poll = -1.0
+        asked: _Asked | None = None
         while True:
             now = self.clock()
             waiting = [j for j in self.jobs if not j.finished]
@@ -104,19 +111,31 @@ class Follower:
             soon = (ending and now - last_poll >= FIRST_POLL) or (
                 overdue and now - last_poll >= OVERDUE_POLL
             )
-            if now >= next_poll or soon:
-                self._poll(waiting)
+            if asked is None and (now >= next_poll or soon):
+                asked = self._ask(waiting)
                 last_poll = now
                 next_poll = now + next(delays)
+            if asked is not None and asked.done.is_set():
+                self._take(asked)
+                asked = None
+                continue  # what the poll found is acted on at once
             self._show_progress(waiting, now)
             time.sleep(TICK)
 
-    def _poll(self, waiting: list[Followed]) -> None:
+    def _ask(self, waiting: list[Followed]) -> _Asked:
+        """One queue poll for every waiting job, asked in a thread of its own: a slow or
+        frozen controller never holds back the logs, which keep streaming meanwhile."""
         ids = [i for job in waiting for i in job.queue_ids()]
-        rows = self.client.queue(ids) if (self.client is not None and ids) else {}
         self.polls += 1
-        for job in waiting:
-            job.observe(rows)
+        return _Asked(waiting, self.client if ids else None, ids)
+
+    def _take(self, asked: _Asked) -> None:
+        if asked.error is not None:
+            raise asked.error
+        for job in asked.jobs:
+            if job.finished:
+                continue
+            job.observe(asked.rows)
             shown = f"{job.record.state}" + (
                 f" ({job.record.reason})" if job.record.reason not in (None, "None", "") else ""
             )
@@ -185,6 +204,32 @@ class Follower:
         if self.client is not None and ids:
             finals = self.client.finals([i for i in ids if i])
         return [j.conclude(finals.get(j.record.job_id or "")) for j in self.jobs]
+
+
+class _Asked:
+    """A queue poll under way in a daemon thread (a process that exits does not wait for a
+    frozen controller's answer): `done` is set once `rows` (None: nothing known this time) or
+    `error` is there."""
+
+    def __init__(
+        self, jobs: list[Followed], client: SchedulerClient | None, ids: list[str]
+    ) -> None:
+        self.jobs = jobs
+        self.rows: dict[str, QueueRow] | None = {}
+        self.error: Exception | None = None
+        self.done = threading.Event()
+        if client is None:
+            self.done.set()
+            return
+        threading.Thread(target=self._run, args=(client, ids), daemon=True).start()
+
+    def _run(self, client: SchedulerClient, ids: list[str]) -> None:
+        try:
+            self.rows = client.queue(ids)
+        except Exception as error:  # raised again in the following thread
+            self.error = error
+        finally:
+            self.done.set()
 
 
 def _clock(seconds: float) -> str:

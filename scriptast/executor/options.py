@@ -26,6 +26,9 @@ class RunOptions(msgspec.Struct, kw_only=True):
     dry_run: bool = False
     persistent: bool | None = None
     alloc_time: str | None = None
+    alloc_idle: float = 600.0
+    """A new persistent allocation is released after this many seconds without a step (0:
+    kept until its time limit)."""
     queue_timeout: float | None = None
     run_timeout: float | None = None
     poll_max: float = 30.0

@@ -13,12 +13,13 @@ from typing import Any
 import msgspec
 
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.run_record import RUN_FILE, RunRecord
+from scriptast.contract.run_record import RUN_FILE, RunRecord, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress
 from scriptast.executor.followed import Followed
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
+from scriptast.executor.journal import SUBMITTING, found_again
 from scriptast.executor.launch.batch import follow_batch
 from scriptast.executor.launch.process import follow_process
 from scriptast.executor.launch.remote import RemoteContext, follow_remote
@@ -31,6 +32,7 @@ from scriptast.executor.session import Session, open_session
 from scriptast.results.reference_file import References, read_references
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
+from scriptast.workdir.write import replace_file
 
 
 class Console(msgspec.Struct, frozen=True):
@@ -115,6 +117,11 @@ def reattach(
 ) -> Followed:
     """A Followed for a job another `scriptast run` submitted (run.json says what and where),
     of the launch kind that submitted it."""
+    if record.state == SUBMITTING and record.job_id is None and record.pid is None:
+        if record.host not in (None, socket.gethostname()):
+            raise RunError(f"{job.work_dir}: it was being submitted from {record.host}; look there")
+        record = found_again(job, record, session.client)
+        replace_file(posixpath.join(job.work_dir, RUN_FILE), encode_record(record))
     if record.pid is not None and job.spec.transport == LOCAL:
         _here(job, record)
     check_ours(job, record, session.client, session.transport)
@@ -151,21 +158,26 @@ def live(followed: Followed, session: Session) -> bool:
     return rows is None or (row is not None and not followed.backend.state(row.state).final)
 
 
-def _refuse_live(
-    jobs: Sequence[LoadedJob], session: Session, options: RunOptions, console: Console
-) -> None:
-    for job in jobs:
-        record = read_record(job.work_dir)
-        if record is None or record.verdict is not None:
-            continue
+def refuse_live(job: LoadedJob, session: Session, options: RunOptions, console: Console) -> None:
+    """RunError when work_dir's run.json names a run that is still live (its job queued or
+    running, or a submission whose job is found again)."""
+    record = read_record(job.work_dir)
+    if record is None or record.verdict is not None:
+        return
+    try:
         followed = reattach(job, record, session, Writer(write=console.log, prefix=None), options)
-        if live(followed, session):
-            ident = f"job {record.job_id}" if record.job_id else f"process {record.pid}"
-            raise RunError(
-                f"{job.work_dir} already has a live run ({ident}, {record.state}): follow it "
-                f"with 'scriptast watch {job.work_dir}', cancel it with 'scriptast cancel "
-                f"{job.work_dir}', or start another with --again"
-            )
+    except RunError:
+        if record.state == SUBMITTING:
+            return  # an interrupted submission that left no job behind
+        raise
+    if live(followed, session):
+        record = followed.record
+        ident = f"job {record.job_id}" if record.job_id else f"process {record.pid}"
+        raise RunError(
+            f"{job.work_dir} already has a live run ({ident}, {record.state}): follow it "
+            f"with 'scriptast watch {job.work_dir}', cancel it with 'scriptast cancel "
+            f"{job.work_dir}', or start another with --again"
+        )
 
 
 def _writer(console: Console, job: LoadedJob, many: bool) -> Writer:
@@ -189,6 +201,7 @@ def follow_and_report(
         progress=console.progress,
     )
     records = follower.run()
+    _name_allocations(followed, session, options)
     many = len(records) > 1
     if json_output:
         console.result(as_json(records, many))
@@ -198,6 +211,35 @@ def follow_and_report(
     else:
         console.result(summary(records[0]))
     return exit_code(records)
+
+
+def _name_allocations(followed: list[Followed], session: Session, options: RunOptions) -> None:
+    """A persistent allocation that stays after its job is named in the job's verdict: what it
+    holds, for how long, when it goes by itself and the command that releases it now."""
+    used = {f.record.allocation_id: f for f in followed if f.record.allocation_id}
+    if not used or session.client is None:
+        return
+    from scriptast.schedulers.slurm.allocation import list_allocations
+
+    try:
+        staying = {a.job_id: a for a in list_allocations(session.client)}
+    except RunError:
+        return
+    for alloc_id, each in used.items():
+        allocation = staying.get(alloc_id or "")
+        if allocation is None:
+            continue
+        params = allocation.params
+        holds = f"{params.nodes} node(s), gres {params.gres or 'none'}" if params else "nodes"
+        idle = (f"released by itself after {options.alloc_idle:g} s without a step"
+                if options.alloc_idle > 0 else "kept until its time limit")  # fmt: skip
+        remote = f" --remote {each.record.remote_host}" if each.record.remote_host else ""
+        each.record.notes += (
+            f"persistent allocation {alloc_id} stays: it holds {holds} on {allocation.nodes} "
+            f"for up to {allocation.time_left} more, {idle}; release it now with "
+            f"'scriptast alloc release{remote} {alloc_id}'",
+        )
+        each.save()
 
 
 def run_work_dirs(
@@ -219,25 +261,36 @@ def run_work_dirs(
                 console.result(shlex.join(argv) + "\n")
         return 0
     session = open_session(jobs, options, transport)
-    if not options.again:
-        _refuse_live(jobs, session, options, console)
+
+    def check_live(job: LoadedJob) -> None:
+        refuse_live(job, session, options, console)
+
+    checked = None if options.again else check_live
+    if checked is not None:
+        for job in jobs:  # before anything is submitted; again under each work dir's lock
+            checked(job)
     many = len(jobs) > 1
     followed: list[Followed] = []
     failed: list[str] = []
     try:
         for job in jobs:
             try:
-                followed.append(submit(job, session, options, _writer(console, job, many)))
+                each = submit(job, session, options, _writer(console, job, many), checked)
             except RunError as error:
                 if not many:
                     raise
                 failed.append(f"{job.work_dir}: {error}")
                 console.status(f"error: {job.work_dir}: {error}")
+                continue
+            followed.append(each)
+            if each.cancelled:  # a signal arrived while it was submitted: submit no more
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         for each in followed:  # interrupted between two submissions: cancel what went out
-            each.cancelled = True
-            each.cancel()
-            each.record.notes += ("interrupted while submitting: cancelled",)
+            if not each.cancelled:
+                each.cancelled = True
+                each.cancel()
+                each.record.notes += ("interrupted while submitting: cancelled",)
             each.conclude(None)
         raise
     for each in followed:

@@ -81,6 +81,11 @@ class SchedulerClient(Protocol):
 
     def cancel(self, targets: Sequence[str]) -> Completed: ...
 
+    def find(self, name: str, script: str) -> list[str]:
+        """This user's jobs named `name` that run `script` (a submission whose id was never
+        recorded, found again)."""
+        ...
+
     def not_ours(self, job_id: str, *, name: str, script: str | None = None,
                  script_sha256: str | None = None) -> str | None:  # fmt: skip
         """Why the scheduler's job `job_id` is not the one this user submitted under `name`

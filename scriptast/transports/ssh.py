@@ -5,6 +5,7 @@ A host that asks for a password or MFA gets the one `ssh -fNM` line to run by ha
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -38,6 +39,7 @@ class SshTransport:
         self.control_path = os.path.join(control_dir(), "%C")
         self.reconnects = 0
         self._connected = False
+        self._master_pid: int | None = None
 
     @property
     def where(self) -> str:
@@ -60,11 +62,7 @@ class SshTransport:
     def connect(self) -> None:
         """Use the master this host already has (one the user opened by hand too), else open
         one; a host that wants a password or MFA is a RunError with the command to run."""
-        check = subprocess.run(
-            [*self._ssh("-O", "check"), self.host], capture_output=True, text=True, timeout=30
-        )
-        if check.returncode == 0:
-            self._connected = True
+        if self._master_running():
             return
         opened = subprocess.run(
             [*self._ssh("-o", "ControlMaster=yes", "-o", f"ControlPersist={PERSIST}", "-fN"),
@@ -72,6 +70,7 @@ class SshTransport:
             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         if opened.returncode == 0:
+            self._master_running()
             self._connected = True
             return
         said = Completed(code=opened.returncode, out="", err=opened.stderr).last_line()
@@ -82,13 +81,34 @@ class SshTransport:
             )
         raise RunError(f"cannot connect to {self.host} with ssh: {said}")
 
+    def _master_running(self) -> bool:
+        """The master answers `-O check`: remember its process, so that a drop is seen
+        before the next command (which would otherwise log in on its own)."""
+        check = subprocess.run(
+            [*self._ssh("-O", "check"), self.host], capture_output=True, text=True, timeout=30
+        )
+        if check.returncode != 0:
+            return False
+        found = re.search(r"pid=(\d+)", check.stderr)
+        self._master_pid = int(found.group(1)) if found else None
+        self._connected = True
+        return True
+
     def _session(self, command: str) -> list[str]:
+        if self._connected and self._master_pid is not None and not _alive(self._master_pid):
+            self._reconnect()  # the master dropped: once more, then an error
         if not self._connected:
             self.connect()
-        return [*self._ssh("-o", "ControlMaster=no"), self.host, "--", command]
+        # through the master or not at all: without it ssh would log in on its own (a login a
+        # command); ProxyCommand=false makes that fallback fail, and the drop is seen
+        return [*self._ssh("-o", "ControlMaster=no", "-o", "ProxyCommand=false"), self.host,
+                "--", command]  # fmt: skip
 
     def _dropped(self, done: Completed) -> bool:
-        return done.code == 255 and any(word in done.err for word in _MISSING_MASTER)
+        if done.code != 255:
+            return False
+        gone = self._master_pid is not None and not _alive(self._master_pid)
+        return gone or any(word in done.err for word in _MISSING_MASTER)
 
     def _reconnect(self) -> None:
         self.reconnects += 1
@@ -177,3 +197,13 @@ class SshTransport:
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
         )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

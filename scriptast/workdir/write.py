@@ -27,7 +27,7 @@ EMITTED_BYTES = 64 * 1024 * 1024
 """No file an emit wrote (or a note it left) is larger."""
 LOCK_SECONDS = 120.0
 """How long an emit waits for another emit into the same work_dir (SCRIPTAST_LOCK_TIMEOUT)."""
-_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 _POLL_SECONDS = 0.02
 
 
@@ -87,9 +87,10 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
 
 @contextlib.contextmanager
 def work_dir_held(work_dir: str) -> Iterator[Pending]:
-    """work_dir created if missing, locked against other emits, SIGINT/SIGTERM only noted, for
-    a step that must change it and put it back (submit.py's run); yields the check for a noted
-    signal. Folders it created are removed on the way out when they are empty again."""
+    """work_dir created if missing, locked against other emits, SIGINT/SIGTERM/SIGHUP only
+    noted, for a step that must change it and put it back (submit.py's run, a submission);
+    yields the check for a noted signal. Folders it created are removed on the way out when
+    they are empty again."""
     created = make_dirs(work_dir)
     try:
         with _signals_held() as pending, _locked(work_dir, pending):
@@ -141,7 +142,7 @@ def remove_dirs(created: list[str]) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[Pending]:
-    """Hold SIGINT and SIGTERM while writing (their handlers only note them); yield a check
+    """Hold SIGINT, SIGTERM and SIGHUP while writing (their handlers only note them); yield a check
     for one that arrived. Handlers, not a signal mask: a process-directed signal goes to any
     thread that does not block it. Outside the main thread nothing can be held."""
     arrived: list[int] = []
@@ -164,7 +165,7 @@ def _signals_held() -> Iterator[Pending]:
 
 
 class Pending(Protocol):
-    """The check for a SIGINT/SIGTERM noted while held: its number, or None."""
+    """The check for a SIGINT/SIGTERM/SIGHUP noted while held: its number, or None."""
 
     def __call__(self) -> int | None: ...
 
@@ -407,7 +408,10 @@ def replace_file(path: str, text: str | bytes) -> None:
     data = text.encode() if isinstance(text, str) else text
     for attempt in range(3):
         try:
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)  # this process's own name: a link planted there goes
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            descriptor = os.open(temporary, flags, 0o644)
             try:
                 os.write(descriptor, data)
                 os.fsync(descriptor)

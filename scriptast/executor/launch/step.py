@@ -20,6 +20,7 @@ from scriptast.schedulers.slurm.allocation import (
     allocate,
     choose,
     list_allocations,
+    watch_idle,
 )
 
 CLEARED_PREFIXES = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")
@@ -41,6 +42,8 @@ def allocation_for(
     if found is not None:
         return found.job_id, found.nodes, [f"reused persistent allocation {found.job_id}"]
     alloc_id = allocate(client, wanted, alloc_time(job, options), wait or 86400.0)
+    if options.alloc_idle > 0:
+        watch_idle(client, alloc_id, options.alloc_idle)
     nodes = next((a.nodes for a in list_allocations(client) if a.job_id == alloc_id), "")
     notes = [f"new persistent allocation {alloc_id}", *why]
     return alloc_id, nodes, notes

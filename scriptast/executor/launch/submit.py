@@ -4,12 +4,20 @@ or a job on a remote cluster), and its first run record written before anything 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import posixpath
+from collections.abc import Callable
+
+from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL, WorkflowType
+from scriptast.contract.run_record import RUN_FILE, encode_record
 from scriptast.errors import RunError
 from scriptast.executor.followed import Followed
 from scriptast.executor.job_files import LoadedJob
+from scriptast.executor.journal import SUBMITTING
 from scriptast.executor.launch.batch import launch_batch
-from scriptast.executor.launch.common import check_files, check_writable
+from scriptast.executor.launch.common import check_files, check_writable, new_record
 from scriptast.executor.launch.process import docker_command, launch_process
 from scriptast.executor.launch.remote import RemoteContext, launch_remote
 from scriptast.executor.launch.step import Allocated, alloc_time, allocation_for, launch_step
@@ -18,7 +26,7 @@ from scriptast.executor.session import Session
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import ALLOCATION_NAME, AllocationParams, salloc_argv
-from scriptast.workdir.write import WriteError, work_dir_held
+from scriptast.workdir.write import WriteError, replace_file, work_dir_held
 
 
 def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
@@ -51,24 +59,89 @@ def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
     return [["sbatch", "--parsable", job.script]]
 
 
-def submit(job: LoadedJob, session: Session, options: RunOptions, writer: Writer) -> Followed:
-    """Submit the job, holding emit's lock from the digest check to the first record."""
+def submit(
+    job: LoadedJob,
+    session: Session,
+    options: RunOptions,
+    writer: Writer,
+    refuse_live: Callable[[LoadedJob], None] | None = None,
+) -> Followed:
+    """Submit the job under emit's lock, held from the checks (the digests, and `refuse_live`:
+    no other run of this work dir is live) through the allocation (a refused run takes none)
+    and the submission to the record of the job's id: before the scheduler is asked, run.json
+    says a submission is under way (SUBMITTING), so a run killed right after the scheduler
+    accepted the job leaves a record `watch` finds it from. A job that cannot be recorded is
+    cancelled, and the error says so."""
     check_writable(job)
-    allocation: Allocated | None = None
-    if uses_allocation(job, options):
-        assert session.client is not None
-        allocation = allocation_for(job, session.client, options, timeouts(job, options)[0])
     try:
         with work_dir_held(job.work_dir) as pending:
             check_files(job, options)
-            followed = _launch(job, session, options, writer, allocation)
-            followed.save()
+            if refuse_live is not None:
+                refuse_live(job)
+            allocation: Allocated | None = None
+            if uses_allocation(job, options):
+                assert session.client is not None
+                wait = timeouts(job, options)[0]
+                allocation = allocation_for(job, session.client, options, wait)
+            before = _journal(job, options)
+            try:
+                followed = _launch(job, session, options, writer, allocation)
+            except RunError:  # refused: nothing was submitted, the record is as it was
+                _restore(job, before)
+                raise
+            _record(followed)
             if pending() is not None:
                 followed.cancelled = True  # Ctrl-C or SIGTERM while it was being submitted
+                followed.record.notes += ("interrupted while submitting: cancelled",)
                 followed.cancel()
     except WriteError as error:
         raise RunError(str(error)) from None
     return followed
+
+
+def _journal(job: LoadedJob, options: RunOptions) -> bytes | None:
+    """run.json before the scheduler is asked: a submission under way, with the command; the
+    record it replaced (None: there was none)."""
+    path = posixpath.join(job.work_dir, RUN_FILE)
+    try:
+        before: bytes | None = regular_file_bytes(path, follow_links=False)[0]
+    except FileNotFoundError:
+        before = None
+    except OSError as error:
+        raise RunError(f"cannot read {path}: {error.strerror}: nothing was submitted") from None
+    record = new_record(
+        job,
+        submit_command=tuple(dry_run_commands(job, options)[-1]),
+        out_log="",
+        state=SUBMITTING,
+        notes=("submitting: a run that ends before it records the job's id leaves this; "
+               "'scriptast watch' finds the job by its name and script",),
+    )  # fmt: skip
+    try:
+        replace_file(path, encode_record(record))
+    except WriteError as error:
+        raise RunError(f"{error}: nothing was submitted") from None
+    return before
+
+
+def _restore(job: LoadedJob, before: bytes | None) -> None:
+    path = posixpath.join(job.work_dir, RUN_FILE)
+    with contextlib.suppress(OSError, WriteError):
+        if before is None:
+            os.unlink(path)
+        else:
+            replace_file(path, before)
+
+
+def _record(followed: Followed) -> None:
+    """The first record of a submitted job; a job that cannot be recorded is cancelled."""
+    try:
+        followed.save()
+    except WriteError as error:
+        followed.cancelled = True
+        followed.cancel()
+        ident = f"job {followed.record.job_id}" if followed.record.job_id else "the job"
+        raise RunError(f"{error}: {ident} was cancelled, since it could not be recorded") from None
 
 
 def _launch(

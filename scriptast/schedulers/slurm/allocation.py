@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import msgspec
 
@@ -125,6 +126,28 @@ def choose(
         else:
             return allocation, why
     return None, why
+
+
+IDLE_WATCH = r"""alloc=$1 idle=$2 every=$3 last=$(date +%s)
+while [ -n "$(squeue --noheader -j "$alloc" -o %T 2>/dev/null)" ]; do
+    if squeue --noheader --steps -j "$alloc" -o %i 2>/dev/null | grep -Eq '^[0-9]+\.[0-9]+$'; then
+        last=$(date +%s)
+    elif [ $(( $(date +%s) - last )) -ge "$idle" ]; then
+        exec scancel "$alloc"
+    fi
+    sleep "$every"
+done"""
+"""Where the allocation is made (this machine, or the cluster's login node), in the background:
+releases allocation $1 once it has run no step for $2 seconds, checking every $3 seconds, and
+ends with it. A shell loop, since the cluster need not have scriptast."""
+
+
+def watch_idle(client: SchedulerClient, alloc_id: str, idle_seconds: float) -> None:
+    """Start the watcher that releases `alloc_id` after `idle_seconds` without a step."""
+    every = max(1, min(15, int(idle_seconds // 4)))
+    loop = shlex.join(["sh", "-c", IDLE_WATCH, "scriptast-idle", alloc_id,
+                       str(int(idle_seconds)), str(every)])  # fmt: skip
+    client.run(["sh", "-c", f"setsid nohup {loop} </dev/null >/dev/null 2>&1 &"])
 
 
 def salloc_argv(wanted: AllocationParams, time_limit: str) -> list[str]:

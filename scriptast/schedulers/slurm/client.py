@@ -193,6 +193,18 @@ class SlurmClient:
         """`scancel` jobs or steps (`JOB.STEP`)."""
         return self.run(["scancel", *targets])
 
+    def find(self, name: str, script: str) -> list[str]:
+        """This user's jobs named `name` whose batch script is `script`, as squeue shows them
+        (the whole line compared: `JobID|script|`)."""
+        done = self.run(["squeue", "--noheader", "--me", "--states=all", "--name", name,
+                         "--Format", "JobID:|,Command:|"])  # fmt: skip
+        found = []
+        for line in done.out.splitlines():
+            job_id, _, rest = line.strip().partition("|")
+            if job_id.isdigit() and rest == f"{script}|":
+                found.append(job_id)
+        return sorted(found, key=_id_order)
+
     def not_ours(self, job_id: str, *, name: str, script: str | None = None,
                  script_sha256: str | None = None) -> str | None:  # fmt: skip
         """Why job `job_id` is not this user's job `name` submitted from `script` (its batch

@@ -1,0 +1,93 @@
+"""The record a run writes before it submits (state SUBMITTING), and the job found again from it
+when that run died between the scheduler accepting the job and recording its id (`kill -9`
+right after sbatch returned): by this user's jobs of the job's name running this work dir's
+script, or this work dir's wrapper process."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+import msgspec
+
+from scriptast.contract.axes import LOCAL
+from scriptast.contract.run_record import RunRecord
+from scriptast.errors import RunError
+from scriptast.executor.job_files import LoadedJob, container_name, log_files
+from scriptast.executor.launch.process import WRAPPER
+from scriptast.schedulers.backend import SchedulerClient
+
+SUBMITTING = "SUBMITTING"
+"""run.json's state from just before the job is submitted until its id is recorded."""
+
+
+def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | None) -> RunRecord:
+    """`record` (state SUBMITTING) with the id of the job its run submitted and never recorded,
+    or RunError saying nothing of that submission is running."""
+    remote = job.spec.transport != LOCAL
+    folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
+    name = job.spec.logs.job_name or posixpath.basename(job.script)
+    script = posixpath.join(folder, posixpath.basename(job.script))
+    batch = record.submit_command[:1] == ("sbatch",)
+    if batch and client is not None:
+        ids = client.find(name, script)
+        if len(ids) == 1:
+            out, err = log_files(job, ids[0])
+            found = msgspec.structs.replace(record, job_id=ids[0], state="PENDING")
+            if remote:
+                found.remote_out_log, found.remote_err_log = out, err
+                found.out_log = posixpath.join(job.work_dir, posixpath.basename(out))
+                found.err_log = posixpath.join(job.work_dir, posixpath.basename(err or out))
+            else:
+                found.out_log, found.err_log = out, err
+            found.notes += (
+                f"job {ids[0]} found in the queue by its name and script: the run that "
+                "submitted it ended before it recorded the job",
+            )
+            return found
+        if len(ids) > 1:
+            raise RunError(
+                f"{job.work_dir}: its run ended while submitting, and {len(ids)} jobs of its name "
+                f"and script are queued ({', '.join(ids)}): cancel the ones you do not want "
+                "with scancel, then run it again with --again"
+            )
+    elif not batch and not remote:
+        pid = _wrapper_in(folder)
+        if pid is not None:
+            out, err = (os.readlink(f"/proc/{pid}/fd/{n}") for n in (1, 2))
+            allocation = _environment(pid).get("SLURM_JOB_ID")
+            found = msgspec.structs.replace(
+                record, pid=pid, state="RUNNING", out_log=out, job_id=allocation,
+                err_log=err if err != out else None, allocation_id=allocation,
+            )  # fmt: skip
+            if job.spec.docker_cmd:
+                found.container_name = container_name(job.spec.docker_cmd)
+            found.notes += (f"process {pid} found running this work dir's job",)
+            return found
+    raise RunError(
+        f"{job.work_dir}: its run ended while submitting, and no job of it is running: run it "
+        "again with --again"
+    )
+
+
+def _environment(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/environ", "rb") as stream:
+        pairs = [item.partition(b"=") for item in stream.read().split(b"\0") if item]
+    return {k.decode(errors="replace"): v.decode(errors="replace") for k, _, v in pairs}
+
+
+def _wrapper_in(folder: str) -> int | None:
+    """The process of scriptast's wrapper whose working folder is `folder` (this user's)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as stream:
+                argv = stream.read().split(b"\0")
+            if argv[:4] != [b"/bin/sh", b"-c", WRAPPER.encode(), b"scriptast-job"]:
+                continue
+            if os.path.realpath(os.readlink(f"/proc/{entry}/cwd")) == os.path.realpath(folder):
+                return int(entry)
+        except OSError:
+            continue
+    return None

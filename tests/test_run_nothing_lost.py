@@ -1,0 +1,172 @@
+"""Every job the real loopback Slurm accepted is recorded before anything else can happen, and is
+either followed or cancelled: `kill -9` right after sbatch returns, SIGHUP during sbatch, Ctrl-C
+during the second of four submissions, two runs of one work dir at once, a record that cannot be
+written; and a refused run takes no allocation. The faults are put exactly where they belong by
+an `sbatch` in front of the real one, which does its part and then signals the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.run_site import RunSite, record
+
+pytestmark = pytest.mark.slurm
+
+SBATCH = """#!/bin/bash
+# the real sbatch, with a fault before or after it: $FAULT
+count_file="$FAULT_DIR/count"; n=$(( $(cat "$count_file" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$count_file"
+case "$FAULT" in
+  hup-during) kill -HUP "$PPID" ;;
+  int-second) [ "$n" = 2 ] && kill -INT "$PPID" ;;
+esac
+/usr/bin/sbatch "$@"; rc=$?
+case "$FAULT" in
+  kill-after) kill -9 "$PPID" ;;
+  unrecordable) rm -f "$RUN_JSON"; mkdir "$RUN_JSON" ;;
+esac
+exit $rc
+"""
+
+
+def _faulty(runs: RunSite, tmp_path: Path, fault: str, **extra: str) -> dict[str, str]:
+    folder = tmp_path / "faulty"
+    folder.mkdir(exist_ok=True)
+    sbatch = folder / "sbatch"
+    sbatch.write_text(SBATCH)
+    sbatch.chmod(0o755)
+    path = f"{folder}:{runs.environment()['PATH']}"
+    return {"PATH": path, "FAULT": fault, "FAULT_DIR": str(folder), **extra}
+
+
+def _queued(runs: RunSite, name: str = "custom_custom") -> list[str]:
+    """This user's live jobs of `name` whose script lies in this test's site (the ids)."""
+    assert runs.cluster is not None
+    shown = runs.cluster.run("squeue", "--noheader", "--me", "--name", name, "-o", "%i|%T|%o")
+    site = str(runs.site.root)
+    return [
+        line.split("|")[0]
+        for line in shown.stdout.splitlines()
+        if "COMPLET" not in line and (name != "custom_custom" or site in line)
+    ]
+
+
+def _job(runs: RunSite, name: str, command: str = "sleep 3") -> Path:
+    return runs.emit(name, workflow_type="custom", custom_cmd=command, persistent_mode=False)
+
+
+def test_kill_9_right_after_sbatch_leaves_a_record_watch_follows(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    work = _job(runs, "killed")
+    done = runs.run("run", str(work), **_faulty(runs, tmp_path, "kill-after"))
+    assert done.returncode == -9
+    left = record(work)
+    assert left["state"] == "SUBMITTING" and "job_id" not in left
+    [job_id] = _queued(runs)
+    again = runs.run("run", str(work))
+    assert again.returncode == 2
+    assert f"already has a live run (job {job_id}" in again.stderr
+    watched = runs.run("watch", str(work))
+    assert watched.returncode == 0, watched.stderr
+    found = record(work)
+    assert (found["job_id"], found["verdict"]) == (job_id, "PASSED")
+    assert any("found in the queue by its name and script" in n for n in found["notes"])
+
+
+def test_sighup_during_sbatch_cancels_and_records_the_job(runs: RunSite, tmp_path: Path) -> None:
+    work = _job(runs, "hangup", "sleep 60")
+    done = runs.run("run", str(work), **_faulty(runs, tmp_path, "hup-during"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "error: interrupted: what it had submitted was cancelled, and run.json says so"
+    )
+    found = record(work)
+    assert found["verdict"] == "CANCELLED" and found["job_id"]
+    assert "interrupted while submitting: cancelled" in found["notes"]
+    assert _queued(runs) == []
+
+
+def test_ctrl_c_during_the_second_of_four_submissions(runs: RunSite, tmp_path: Path) -> None:
+    works = [_job(runs, f"four_{n}", "sleep 60") for n in range(4)]
+    done = runs.run("run", *map(str, works), **_faulty(runs, tmp_path, "int-second"))
+    assert done.returncode == 2, done.stderr
+    assert [record(w)["verdict"] for w in works[:2]] == ["CANCELLED", "CANCELLED"]
+    assert not any((w / "run.json").exists() for w in works[2:])  # never submitted
+    assert (tmp_path / "faulty" / "count").read_text().strip() == "2"
+    assert _queued(runs) == []
+
+
+def test_two_runs_of_one_work_dir_at_once_submit_one_job(runs: RunSite) -> None:
+    work = _job(runs, "twice", "sleep 60")
+    started = [runs.start("run", str(work), "--detach") for _ in range(2)]
+    errors = [p.communicate(timeout=120)[1] for p in started]
+    assert sorted(p.returncode for p in started) == [0, 2], errors
+    assert any("already has a live run" in e for e in errors)
+    queued = _queued(runs)
+    assert len(queued) == 1
+    assert runs.cluster is not None
+    runs.cluster.run("scancel", *queued)
+
+
+def test_a_job_that_cannot_be_recorded_is_cancelled_and_said(runs: RunSite, tmp_path: Path) -> None:
+    work = _job(runs, "unrecorded", "sleep 60")
+    fault = _faulty(runs, tmp_path, "unrecordable", RUN_JSON=str(work / "run.json"))
+    done = runs.run("run", str(work), **fault)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: cannot write {work}/run.json: ")
+    assert line.endswith("was cancelled, since it could not be recorded")
+    assert _queued(runs) == []
+
+
+@pytest.mark.parametrize("refusal", ["torn", "live"])
+def test_a_refused_run_takes_no_allocation(runs: RunSite, refusal: str) -> None:
+    work = runs.emit(f"refused_{refusal}", workflow_type="custom", custom_cmd="sleep 60",
+                     persistent_mode=True)  # fmt: skip
+    if refusal == "torn":
+        runner = next(p for p in work.iterdir() if p.name.startswith("slurm_run_"))
+        runner.write_text(runner.read_text() + "# edited\n")
+    else:
+        assert runs.run("run", str(work), "--detach").returncode == 0
+    before = _queued(runs, "scriptast.persistent")
+    done = runs.run("run", str(work))
+    assert done.returncode == 2
+    expected = "edited" if refusal == "torn" else "already has a live run"
+    assert expected in done.stderr
+    assert _queued(runs, "scriptast.persistent") == before
+    if refusal == "live":
+        assert runs.run("cancel", str(work)).returncode == 0
+
+
+def test_a_submission_sbatch_refuses_leaves_the_record_as_it_was(runs: RunSite) -> None:
+    """sbatch refuses: nothing was submitted, and run.json is as before the run (none here)."""
+    work = _job(runs, "refused", "true")
+    done = runs.run("run", str(work), SBATCH_PARTITION="ghost")
+    assert done.returncode == 2
+    assert "invalid partition specified: ghost" in done.stderr
+    assert not (work / "run.json").exists()
+    watched = runs.run("watch", str(work))
+    assert watched.returncode == 2 and "has no run.json" in watched.stderr
+
+
+def test_an_allocation_that_stays_is_named_and_released_when_idle(runs: RunSite) -> None:
+    """The verdict names the persistent allocation left behind (what it holds, the command that
+    releases it); with --alloc-idle 4s it is released by itself once it runs no step."""
+    import time
+
+    work = runs.emit("idle", workflow_type="custom", custom_cmd="sleep 2", persistent_mode=True)
+    done = runs.run("run", str(work), "--alloc-idle", "4s")
+    assert done.returncode == 0, done.stderr
+    alloc = record(work)["allocation_id"]
+    [note] = [n for n in record(work)["notes"] if n.startswith("persistent allocation")]
+    assert note.startswith(f"persistent allocation {alloc} stays: it holds 1 node(s), gres ")
+    assert note.endswith(f"released by itself after 4 s without a step; release it now with "
+                         f"'scriptast alloc release {alloc}'")  # fmt: skip
+    assert note in done.stdout
+    deadline = time.monotonic() + 60
+    while alloc in _queued(runs, "scriptast.persistent") and time.monotonic() < deadline:
+        time.sleep(1)
+    assert alloc not in _queued(runs, "scriptast.persistent")
