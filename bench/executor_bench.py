@@ -164,6 +164,30 @@ def verdict_delay(folder: Path, slurm_env: Path, env: dict[str, str]) -> tuple[f
     return verdict_at - left[0], 8.0
 
 
+def timeout_delay(folder: Path, slurm_env: Path, env: dict[str, str]) -> float:
+    """Seconds from Slurm ending a job at its time limit (the `CANCELLED AT ... DUE TO TIME
+    LIMIT` stamp slurmstepd writes, to the second) to run printing TIMEOUT."""
+    import re
+
+    work = _emit(folder, "limit", "sleep 600", slurm_env, time_limit="00:01:00")
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", str(work)], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    verdict_at = 0.0
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("TIMEOUT"):
+            verdict_at = time.time()
+    process.wait()
+    record = json.loads((work / "run.json").read_text())
+    text = Path(record["err_log"]).read_text()
+    stamp = re.search(r"CANCELLED AT (\S+) DUE TO TIME LIMIT", text)
+    assert stamp is not None and verdict_at, text
+    ended = time.mktime(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S"))  # local time
+    return verdict_at - ended
+
+
 def run_cpu(
     folder: Path, slurm_env: Path, env: dict[str, str], seconds: int = 60
 ) -> tuple[float, float]:
@@ -285,6 +309,12 @@ def section() -> list[tuple[str, str]]:
         rows.append(
             (f"run: job left the queue -> verdict (target <= {interval:g} + 1 s)",
              f"{delay:.2f} s")
+        )  # fmt: skip
+        (folder / "limit").mkdir()
+        rows.append(
+            ("run: Slurm ended the job at its limit -> TIMEOUT (target <= 2 s)",
+             f"{timeout_delay(folder / 'limit', slurm_env, env):.2f} s (Slurm's stamp is to "
+             "the second)")
         )  # fmt: skip
         (folder / "cpu").mkdir()
         cpu, wall = run_cpu(folder / "cpu", slurm_env, env)

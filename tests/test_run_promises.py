@@ -5,7 +5,6 @@ and job_spec.json's monitor timeout."""
 
 from __future__ import annotations
 
-import calendar
 import json
 import re
 import time
@@ -129,10 +128,10 @@ def test_alloc_list_says_none(runs: RunSite) -> None:
 
 def _slurm_end_epoch(log: Path) -> float:
     """When Slurm ended the job, as the end line slurmstepd writes to its stderr says (to the
-    second, in the controller's time zone: UTC here)."""
+    second, in the node's local time)."""
     stamp = re.search(r"CANCELLED AT (\S+)", log.read_text())
     assert stamp is not None, log.read_text()
-    return float(calendar.timegm(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S")))
+    return time.mktime(time.strptime(stamp.group(1), "%Y-%m-%dT%H:%M:%S"))
 
 
 @pytest.mark.parametrize("ignores_sigterm", [False, True])
