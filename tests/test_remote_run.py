@@ -5,6 +5,7 @@ proves the files travelled there and the logs came back."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run_site import BENCH, RunSite, interrupt, record, slurm_env_for, wait_for
+from tests.run_site import BENCH, SCRIPTAST, RunSite, interrupt, record, slurm_env_for, wait_for
 from tests.shim_recorder import Shims
 from tests.site import Site
 from tests.slurm_cluster import Cluster
@@ -310,3 +311,28 @@ def test_a_fetched_file_never_replaces_what_emit_wrote(remote: Remote) -> None:
     assert done.returncode == 0, done.stderr
     assert (work / "job_spec.json").read_bytes() == before
     assert any("not brought back: it would replace" in n for n in record(work)["notes"])
+
+
+def _peak_run(remote: Remote, name: str, size: int) -> tuple[Path, int]:
+    """A remote job that writes `size` bytes of 1 KiB lines: its work dir, and run's own peak
+    resident memory in bytes."""
+    make = f"head -c {size} /dev/zero | tr '\\0' x | fold -w 1023"
+    work = remote.remote(name, workflow_type="custom", bench_cmd=None, custom_cmd=make)
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", str(work), "--ssh-host", "cluster", "--ssh-config",
+         str(remote.ssh_config)],
+        env=remote.environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _, status, usage = os.wait4(process.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return work, usage.ru_maxrss * 1024
+
+
+def test_a_large_remote_log_comes_back_without_passing_through_memory(remote: Remote) -> None:
+    """A 96 MiB log on the cluster is followed and brought back whole, and run's peak memory
+    is within a third of that of the same run with a 1 MiB log: it grows not with the log."""
+    size = 96 << 20
+    _, small = _peak_run(remote, "small_log", 1 << 20)
+    work, large = _peak_run(remote, "large_log", size)
+    assert Path(record(work)["out_log"]).stat().st_size > size
+    assert large - small < size // 3, (small, large)

@@ -18,6 +18,8 @@ from scriptast.executor.judge import LogScanner
 from scriptast.executor.shown import ShownStream
 
 CHUNK = 1 << 20
+MOST_PENDING = 4 * CHUNK
+"""Bytes of a cluster log received and not yet read: past this the receiving thread waits."""
 MOST_HELD = 1 << 16
 """Bytes of a line without its newline held back for the job's prefix; more are written."""
 
@@ -138,7 +140,8 @@ class RemoteLogTail:
         self.offset = 0
         self.refused: str | None = None
         self._chunks: list[bytes] = []
-        self._lock = threading.Lock()
+        self._room = threading.Condition()
+        self._pending = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
 
@@ -157,8 +160,12 @@ class RemoteLogTail:
         assert self._process is not None and self._process.stdout is not None
         descriptor = self._process.stdout.fileno()
         while chunk := os.read(descriptor, 65536):
-            with self._lock:
+            with self._room:
+                # a log written faster than it is read waits in the pipe, not in memory
+                while self._pending >= MOST_PENDING:
+                    self._room.wait()
                 self._chunks.append(chunk)
+                self._pending += len(chunk)
 
     def _hand_on(self, data: bytes) -> None:
         self.offset += len(data)
@@ -171,15 +178,18 @@ class RemoteLogTail:
         if self._process is None:
             self._start()
         elif self._process.poll() is not None and self._reader is not None:
+            self._drain()
             self._reader.join(timeout=5)
             self._drain()
             self._start()
         return self._drain()
 
     def _drain(self) -> int:
-        with self._lock:
+        with self._room:
             data = b"".join(self._chunks)
             self._chunks.clear()
+            self._pending = 0
+            self._room.notify_all()
         if data:
             self._hand_on(data)
         return len(data)
@@ -189,9 +199,23 @@ class RemoteLogTail:
         if self._process is not None:
             self._process.terminate()
             self._process.wait()
+            self._drain()  # room for a reader waiting to append its last chunk
             if self._reader is not None:
                 self._reader.join(timeout=5)
             self._drain()
-        rest = self.transport.run_shell(f"tail -c +{self.offset + 1} -- {shlex.quote(self.path)}")
-        if rest.code == 0 and rest.out:
-            self._hand_on(rest.out.encode())
+        rest = f"tail -c +{self.offset + 1} -- {shlex.quote(self.path)} 2>/dev/null"
+        streamed(self.transport, rest, self._hand_on)
+
+
+def streamed(transport: Transport, command: str, take: Callable[[bytes], object]) -> bool:
+    """Run `command` through the transport and hand its output on in chunks as it comes (a
+    large file never whole in memory); True when it succeeded."""
+    process = transport.stream(command)
+    assert process.stdout is not None
+    try:
+        while chunk := os.read(process.stdout.fileno(), CHUNK):
+            take(chunk)
+    finally:
+        process.stdout.close()
+        code = process.wait()
+    return code == 0

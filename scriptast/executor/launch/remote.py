@@ -6,6 +6,7 @@ streamed back from offsets and copied into the local work_dir at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
@@ -34,7 +35,7 @@ from scriptast.executor.judge import LogScanner
 from scriptast.executor.launch.common import new_record
 from scriptast.executor.launch.process import WRAPPER
 from scriptast.executor.launch.step import Allocated, allocation_env
-from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail
+from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail, streamed
 from scriptast.executor.options import RunOptions, Writer
 from scriptast.schedulers.backend import SchedulerClient
 from scriptast.workdir.write import replace_file
@@ -135,18 +136,36 @@ class RemoteContext:
                 continue
             wanted += self._listed(self.folder, pattern, links=True)
         for remote in wanted:
-            data = self.transport.fetch(remote)
-            if data is None:
-                note(f"{remote} was not on {self.transport.where} to bring back")
-                continue
             target = self.local_copy(remote)
             if self._emits(target):
-                note(
-                    f"{remote} not brought back: it would replace {target}, which emit or run wrote"
-                )
+                note(f"{remote} not brought back: it would replace {target} (emit's or run's)")
                 continue
-            os.makedirs(posixpath.dirname(target), exist_ok=True)
-            replace_file(target, data)
+            if not self._copy_back(remote, target):
+                note(f"{remote} was not on {self.transport.where} to bring back")
+
+    def _copy_back(self, remote: str, target: str) -> bool:
+        """A cluster file streamed into a temporary beside `target` (created anew, never
+        through a link), renamed once whole; False when the cluster has no such regular
+        file."""
+        os.makedirs(posixpath.dirname(target), exist_ok=True)
+        folder, name = posixpath.split(target)
+        temporary = posixpath.join(folder, f".{name}.scriptast-{os.getpid()}.part")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        descriptor = os.open(temporary, flags, 0o644)
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                quoted = shlex.quote(remote)
+                whole = streamed(self.transport, f"test -f {quoted} && test ! -L {quoted} && "
+                                 f"exec cat -- {quoted}", stream.write)  # fmt: skip
+            if whole:
+                os.replace(temporary, target)
+                return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+        return False
 
     def _emits(self, target: str) -> bool:
         """`target` is a file of the work dir that a file brought back must never replace:
