@@ -31,7 +31,8 @@ SBATCH_SHIM = """import os, sys
 if os.environ.get("SHIM_NO_SBATCH"):
     print("bash: sbatch: command not found", file=sys.stderr)
     sys.exit(127)
-os.execv("/usr/bin/sbatch", ["sbatch", *sys.argv[1:]])
+held = ["--hold"] if os.environ.get("SHIM_SBATCH_HOLD") else []
+os.execv("/usr/bin/sbatch", ["sbatch", *held, *sys.argv[1:]])
 """
 
 

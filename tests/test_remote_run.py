@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -336,3 +337,41 @@ def test_a_large_remote_log_comes_back_without_passing_through_memory(remote: Re
     work, large = _peak_run(remote, "large_log", size)
     assert Path(record(work)["out_log"]).stat().st_size > size
     assert large - small < size // 3, (small, large)
+
+
+def _master_open(remote: Remote) -> bool:
+    check = subprocess.run(
+        ["ssh", "-F", str(remote.ssh_config), "-o", f"ControlPath={_control_path()}", "-O",
+         "check", "cluster"], capture_output=True, text=True,
+    )  # fmt: skip
+    return check.returncode == 0
+
+
+def test_a_job_cancelled_while_queued_leaves_nothing_on_the_login_node(remote: Remote) -> None:
+    """The job is held in the queue, so its log never appears; cancelled from another
+    terminal, the run ends CANCELLED and no loop waiting for the log stays on the cluster;
+    the ssh master the run opened is closed at its end."""
+    work = remote.remote("held", workflow_type="custom", bench_cmd=None, custom_cmd="true")
+    process = remote.start("run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                           str(remote.ssh_config), SHIM_SBATCH_HOLD="1")  # fmt: skip
+    found = wait_for(work, "PENDING")
+    log = found["remote_out_log"]
+    waiting = subprocess.run(["pgrep", "-f", f"while \\[ ! -e {log}"], capture_output=True)
+    assert waiting.returncode == 0  # the follower waits on the cluster for the log
+    cancelled = remote.go("cancel", str(work), "--keep-connection")
+    assert cancelled.returncode == 0, cancelled.stderr
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 12, err
+    time.sleep(1)
+    left = subprocess.run(["pgrep", "-af", f"while \\[ ! -e {log}"], capture_output=True, text=True)
+    assert left.returncode == 1, left.stdout
+    assert not _master_open(remote)
+
+
+def test_keep_connection_leaves_the_master_open(remote: Remote) -> None:
+    work = remote.remote("kept", workflow_type="custom", bench_cmd=None, custom_cmd="true")
+    done = remote.go("run", str(work), "--keep-connection")
+    assert done.returncode == 0, done.stderr
+    assert _master_open(remote)
+    closed = remote.go("watch", str(work))
+    assert closed.returncode == 0 and _master_open(remote)  # not opened by it: left as it was

@@ -160,7 +160,9 @@ def test_persistent_allocation_runs_two_jobs_then_allocates_anew(runs: RunSite) 
     a, b = record(first), record(second)
     assert a["allocation_id"] == b["allocation_id"]
     assert a["notes"][0] == f"new persistent allocation {a['allocation_id']}"
-    assert b["notes"] == [f"reused persistent allocation {a['allocation_id']}"]
+    assert b["notes"][0] == f"reused persistent allocation {a['allocation_id']}"
+    assert b["notes"][1].startswith(f"persistent allocation {a['allocation_id']} stays: ")
+    assert len(b["notes"]) == 2
     # the steps ran inside the allocation, with its tasks and GPUs
     launched = [r for r in runs.shims.records("trtllm-bench")]
     assert {r["env"]["SLURM_JOB_ID"] for r in launched} == {a["allocation_id"]}

@@ -203,3 +203,21 @@ def _node_back(runs: RunSite, node: str) -> None:
         runs.cluster.run("scontrol", "update", f"nodename={node}", "state=resume")
         time.sleep(0.5)
     raise AssertionError(f"{node} did not come back: {shown}")
+
+
+def test_watch_of_several_work_dirs_ends_with_runs_table(runs: RunSite) -> None:
+    """One work dir judged before, one followed now: watch prints what run prints for several
+    jobs, the summaries of those not PASSED and the table of all, in the order given."""
+    judged = runs.emit("w_judged", workflow_type="custom", custom_cmd="exit 3",
+                       persistent_mode=False)  # fmt: skip
+    assert runs.run("run", str(judged)).returncode == 10
+    live = runs.emit("w_live", workflow_type="custom", custom_cmd="sleep 2",
+                     persistent_mode=False)  # fmt: skip
+    assert runs.run("run", str(live), "--detach").returncode == 0
+    both = runs.run("watch", str(judged), str(live))
+    assert both.returncode == 10, both.stderr
+    table = both.stdout[both.stdout.index("VERDICT  EXIT") :].splitlines()
+    assert [row.split()[0] for row in table[1:3]] == ["FAILED", "PASSED"]
+    assert table[1].endswith(str(judged)) and table[2].endswith(str(live))
+    assert table[3] == "1 FAILED, 1 PASSED"
+    assert f"\nFAILED  {judged}\n" in both.stdout  # after the live job's log lines

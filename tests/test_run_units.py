@@ -61,6 +61,9 @@ class FakeTransport:
     def stream(self, command: str) -> subprocess.Popen[bytes]:
         raise AssertionError(f"a Slurm client streamed: {command}")
 
+    def close(self) -> None:
+        pass
+
     def fetch(self, path: str) -> bytes | None:
         raise AssertionError(f"a Slurm client fetched {path}")
 

@@ -306,6 +306,9 @@ SSH_HOST = typer.Option(
     None, "--ssh-host", help="remote_slurm: the cluster's ssh host (default: job_spec's)."
 )
 SSH_CONFIG = typer.Option(None, "--ssh-config", help="remote_slurm: an ssh config file (-F).")
+KEEP_CONNECTION = typer.Option(
+    False, "--keep-connection", help="remote_slurm: leave the ssh master open at the end."
+)
 FETCH = typer.Option(
     [], "--fetch", help="remote_slurm: also bring back these globs of remote_work_dir."
 )
@@ -344,6 +347,7 @@ def run(
     poll_max: float = POLL_MAX,
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
+    keep_connection: bool = KEEP_CONNECTION,
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
 ) -> None:
@@ -364,6 +368,7 @@ def run(
         poll_max=poll_max,
         ssh_host=ssh_host,
         ssh_config=ssh_config,
+        keep_connection=keep_connection,
         fetch=tuple(fetch),
         reference=reference,
     )
@@ -377,6 +382,7 @@ def watch(
     poll_max: float = POLL_MAX,
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
+    keep_connection: bool = KEEP_CONNECTION,
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
 ) -> None:
@@ -388,6 +394,7 @@ def watch(
         poll_max=poll_max,
         ssh_host=ssh_host,
         ssh_config=ssh_config,
+        keep_connection=keep_connection,
         fetch=tuple(fetch),
         reference=reference,
     )
@@ -400,13 +407,15 @@ def cancel(
     json_output: bool = JSON_OUTPUT,
     ssh_host: str | None = SSH_HOST,
     ssh_config: str | None = SSH_CONFIG,
+    keep_connection: bool = KEEP_CONNECTION,
 ) -> None:
     """Cancel recorded runs (only their jobs, steps or containers), record CANCELLED; exit 0
     once they are over."""
     from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
 
-    options = RunOptions(poll_max=2.0, ssh_host=ssh_host, ssh_config=ssh_config)
+    options = RunOptions(poll_max=2.0, ssh_host=ssh_host, ssh_config=ssh_config,
+                         keep_connection=keep_connection)  # fmt: skip
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output, cancel=True))
 
 

@@ -48,6 +48,10 @@ class Transport(Protocol):
 
     def fetch(self, path: str) -> bytes | None: ...
 
+    def close(self) -> None:
+        """Close what this transport opened (an ssh master it started)."""
+        ...
+
     def put(
         self, path: str, data: bytes, *, executable: bool = False, sha256: str | None = None
     ) -> Completed:

@@ -141,6 +141,8 @@ class RemoteLogTail:
         self.refused: str | None = None
         self._chunks: list[bytes] = []
         self._room = threading.Condition()
+        self._remote_pid: int | None = None
+        self._pid_read = threading.Event()
         self._pending = 0
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
@@ -149,8 +151,12 @@ class RemoteLogTail:
         # tail follows a file that exists by inotify at once, one that does not yet only by
         # polling, seconds late: wait for the job to create it, then follow it
         quoted = shlex.quote(self.path)
+        # the first line is the follower's pid there, so that close() ends it on the cluster
+        # too (a channel closed by the client ends neither the loop nor a quiet `tail -F`)
+        self._remote_pid = None
+        self._pid_read = threading.Event()
         self._process = self.transport.stream(
-            f"while [ ! -e {quoted} ]; do sleep 0.2; done; "
+            f"echo $$; while [ ! -e {quoted} ]; do sleep 0.2; done; "
             f"exec tail -c +{self.offset + 1} -F -s 0.2 -- {quoted} 2>/dev/null"
         )
         self._reader = threading.Thread(target=self._collect, daemon=True)
@@ -159,6 +165,12 @@ class RemoteLogTail:
     def _collect(self) -> None:
         assert self._process is not None and self._process.stdout is not None
         descriptor = self._process.stdout.fileno()
+        head = b""
+        while b"\n" not in head and (byte := os.read(descriptor, 1)):
+            head += byte
+        if head.strip().isdigit():
+            self._remote_pid = int(head)
+        self._pid_read.set()
         while chunk := os.read(descriptor, 65536):
             with self._room:
                 # a log written faster than it is read waits in the pipe, not in memory
@@ -178,11 +190,19 @@ class RemoteLogTail:
         if self._process is None:
             self._start()
         elif self._process.poll() is not None and self._reader is not None:
+            self._end_there()
             self._drain()
             self._reader.join(timeout=5)
             self._drain()
             self._start()
         return self._drain()
+
+    def _end_there(self) -> None:
+        """End the follower on the cluster (its loop waiting for the log, or its tail)."""
+        self._pid_read.wait(timeout=5)
+        if self._remote_pid is not None:
+            self.transport.run_shell(f"kill {self._remote_pid} 2>/dev/null; true")
+            self._remote_pid = None
 
     def _drain(self) -> int:
         with self._room:
@@ -197,6 +217,7 @@ class RemoteLogTail:
     def close(self) -> None:
         """Stop following, and read what the file holds past the last offset."""
         if self._process is not None:
+            self._end_there()
             self._process.terminate()
             self._process.wait()
             self._drain()  # room for a reader waiting to append its last chunk

@@ -34,6 +34,8 @@ class RunOptions(msgspec.Struct, kw_only=True):
     poll_max: float = 30.0
     ssh_host: str | None = None
     ssh_config: str | None = None
+    keep_connection: bool = False
+    """Leave the ssh master this run opened for the next command (default: closed at the end)."""
     fetch: tuple[str, ...] = ()
     reference: str | None = None
 

@@ -184,14 +184,12 @@ def _writer(console: Console, job: LoadedJob, many: bool) -> Writer:
     return Writer(write=console.log, prefix=f"[{job.name}] " if many else None)
 
 
-def follow_and_report(
-    followed: list[Followed],
-    session: Session,
-    options: RunOptions,
-    console: Console,
-    json_output: bool,
-) -> int:
-    """Follow the jobs to their verdicts and print the result; the exit code."""
+def follow(
+    followed: list[Followed], session: Session, options: RunOptions, console: Console
+) -> list[RunRecord]:
+    """Follow the jobs to their verdicts; their records, in the jobs' order."""
+    if not followed:
+        return []
     follower = Follower(
         followed,
         session.client,
@@ -202,6 +200,15 @@ def follow_and_report(
     )
     records = follower.run()
     _name_allocations(followed, session, options)
+    return records
+
+
+def report(records: Sequence[RunRecord], console: Console, json_output: bool) -> int:
+    """Print the result: one job's summary, or for several the summaries of those not PASSED
+    and the table of all (the same for run and watch); with --json the records. The exit
+    code."""
+    if not records:
+        return 0
     many = len(records) > 1
     if json_output:
         console.result(as_json(records, many))
@@ -261,7 +268,25 @@ def run_work_dirs(
                 console.result(shlex.join(argv) + "\n")
         return 0
     session = open_session(jobs, options, transport)
+    try:
+        return _submit_and_follow(jobs, session, options, console, json_output)
+    finally:
+        _close(session, options)
 
+
+def _close(session: Session, options: RunOptions) -> None:
+    """The connection this run opened is closed unless --keep-connection."""
+    if session.transport is not None and not options.keep_connection:
+        session.transport.close()
+
+
+def _submit_and_follow(
+    jobs: list[LoadedJob],
+    session: Session,
+    options: RunOptions,
+    console: Console,
+    json_output: bool,
+) -> int:
     def check_live(job: LoadedJob) -> None:
         refuse_live(job, session, options, console)
 
@@ -298,7 +323,7 @@ def run_work_dirs(
         console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
     if options.detach:
         return 2 if failed else 0
-    code = follow_and_report(followed, session, options, console, json_output) if followed else 0
+    code = report(follow(followed, session, options, console), console, json_output)
     return 2 if failed and code == 0 else code
 
 
@@ -328,24 +353,35 @@ def watch_work_dirs(
     hosts = [r.remote_host for _, r in recorded if r.remote_host]
     jobs = [job for job, _ in recorded]
     session = open_session(jobs, options, transport, hosts[0] if hosts else None)
+    try:
+        return _follow_recorded(recorded, session, options, console, json_output, cancel)
+    finally:
+        _close(session, options)
+
+
+def _follow_recorded(
+    recorded: list[tuple[LoadedJob, RunRecord]],
+    session: Session,
+    options: RunOptions,
+    console: Console,
+    json_output: bool,
+    cancel: bool,
+) -> int:
     many = len(recorded) > 1
     open_runs: list[Followed] = []
-    done: list[RunRecord] = []
+    judged: list[RunRecord | None] = []  # None: followed now, in open_runs' order
     for job, record in recorded:
         if record.verdict is not None:
-            done.append(record)
+            judged.append(record)
             continue
         followed = reattach(job, record, session, _writer(console, job, many), options)
         if cancel:
             followed.request_cancel("cancelled by scriptast cancel")
         open_runs.append(followed)
-    code = follow_and_report(open_runs, session, options, console, json_output) if open_runs else 0
-    if done:
-        if json_output:
-            console.result(as_json(done, many))
-        else:
-            console.result("".join(summary(r) for r in done))
-        code = code or exit_code(done)
+        judged.append(None)
+    concluded = iter(follow(open_runs, session, options, console))
+    records = [record or next(concluded) for record in judged]
+    code = report(records, console, json_output)
     if cancel:
         # a cancel that ended every live run it was asked to succeeded, whatever came before
         return 0 if all(f.record.verdict is not None for f in open_runs) else code

@@ -81,6 +81,9 @@ class LocalTransport:
             stdin=subprocess.DEVNULL,
         )
 
+    def close(self) -> None:
+        """Nothing to close here."""
+
     def fetch(self, path: str) -> bytes | None:
         """A regular file's bytes (None: it is not there, or is a link, a FIFO or a device)."""
         return _fetch(path)

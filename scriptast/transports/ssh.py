@@ -40,6 +40,7 @@ class SshTransport:
         self.reconnects = 0
         self._connected = False
         self._master_pid: int | None = None
+        self._opened = False
 
     @property
     def where(self) -> str:
@@ -71,7 +72,7 @@ class SshTransport:
         )  # fmt: skip
         if opened.returncode == 0:
             self._master_running()
-            self._connected = True
+            self._connected = self._opened = True
             return
         said = Completed(code=opened.returncode, out="", err=opened.stderr).last_line()
         if any(word in opened.stderr for word in _AUTH):
@@ -159,6 +160,13 @@ class SshTransport:
                 f"{argv[0]} is not installed on {self.host} (is Slurm's client on its PATH?)"
             )
         return done
+
+    def close(self) -> None:
+        """Close the master this transport opened (one that was there before it, which a
+        person may have opened by hand for a password or MFA, is left open)."""
+        if self._opened:
+            subprocess.run([*self._ssh("-O", "exit"), self.host], capture_output=True, timeout=30)
+            self._opened = self._connected = False
 
     def fetch(self, path: str) -> bytes | None:
         """A file's bytes from the host (None: it does not exist there)."""
