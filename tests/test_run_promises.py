@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run_site import BENCH, RunSite, record, wait_for
+from tests.run_site import BENCH, SCRIPTAST, RunSite, record, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -221,3 +221,39 @@ def test_watch_of_several_work_dirs_ends_with_runs_table(runs: RunSite) -> None:
     assert table[1].endswith(str(judged)) and table[2].endswith(str(live))
     assert table[3] == "1 FAILED, 1 PASSED"
     assert f"\nFAILED  {judged}\n" in both.stdout  # after the live job's log lines
+
+
+def test_the_status_line_on_a_terminal(runs: RunSite, tmp_path: Path) -> None:
+    """Under tmux (what a person sees): each log line starts at the left edge, never behind
+    the status line, which says running once the job runs."""
+    import shutil
+    import subprocess
+
+    tmux = shutil.which("tmux")
+    assert tmux is not None, "tmux is installed by tests/slurm/cluster.sh install-deps"
+    ticks = "sleep 3; for i in 1 2 3 4 5 6; do echo tick-$i; sleep 1; done"
+    work = runs.emit("terminal", workflow_type="custom", custom_cmd=ticks, persistent_mode=False)
+    socket = str(tmp_path / "tmux.sock")
+    env = runs.environment()
+    command = f"{SCRIPTAST} run {work} --poll-max 30; sleep 30"
+    subprocess.run([tmux, "-S", socket, "new-session", "-d", "-x", "200", "-y", "50",
+                    "env", *(f"{k}={v}" for k, v in env.items() if k in ("PATH", "SLURM_CONF",
+                    "SHIM_LOG")), "bash", "-c", command], check=True)  # fmt: skip
+    try:
+        screens: list[str] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            screen = subprocess.run([tmux, "-S", socket, "capture-pane", "-p"],
+                                    capture_output=True, text=True).stdout  # fmt: skip
+            screens.append(screen)
+            if "PASSED  " in screen:
+                break
+            time.sleep(0.3)
+    finally:
+        subprocess.run([tmux, "-S", socket, "kill-server"], capture_output=True)
+    last = screens[-1]
+    assert "PASSED  " in last, last
+    ticked = [line for line in last.splitlines() if "tick-" in line]
+    assert len(ticked) == 6 and all(line.startswith("0: ") for line in ticked), last
+    assert not any("queued" in line for line in last.splitlines() if "tick-" in line)
+    assert any("terminal running 0:00:0" in s for s in screens[:-1]), screens

@@ -158,8 +158,12 @@ class Followed:
         return self.job.name
 
     def stream(self) -> int:
-        """Read what the logs gained; bytes read."""
-        return sum(tail.read() for tail in self.tails)
+        """Read what the logs gained; bytes read. A log that grows shows the job runs, before
+        the next poll says so."""
+        read = sum(tail.read() for tail in self.tails)
+        if read and self.running_since is None and not self.finished:
+            self.running_since = self.clock()
+        return read
 
     @property
     def hang_hit(self) -> PatternHit | None:

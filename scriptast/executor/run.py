@@ -29,6 +29,7 @@ from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.ownership import check_ours
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
+from scriptast.executor.shown import shown as escaped
 from scriptast.results.reference_file import References, read_references
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
@@ -49,17 +50,35 @@ class Console(msgspec.Struct, frozen=True):
         JSON on stdout. Status lines on stderr; a progress line only on a terminal."""
         log_stream = _Guarded(sys.stderr.buffer if json_output else sys.stdout.buffer)
         errors, output = _Guarded(sys.stderr), _Guarded(sys.stdout)
+        shown = terminal_progress()
+        progress_line = [""]  # what the terminal's last line shows now
+
+        def clear() -> None:  # a line printed over the status line would run into it
+            if shown is not None and progress_line[0]:
+                shown("")
+                progress_line[0] = ""
+
+        def progress(line: str) -> None:
+            assert shown is not None
+            line = escaped(line)
+            if line != progress_line[0]:
+                shown(line)
+                progress_line[0] = line
 
         def log(data: bytes) -> None:
+            clear()
             log_stream.write(data)
 
         def status(line: str) -> None:
-            errors.write(line + "\n")
+            clear()
+            errors.write(escaped(line) + "\n")
 
         def result(text: str) -> None:
+            clear()
             output.write(text)
 
-        return cls(log=log, status=status, result=result, progress=terminal_progress())
+        return cls(log=log, status=status, result=result,
+                   progress=progress if shown is not None else None)  # fmt: skip
 
 
 class _Guarded:

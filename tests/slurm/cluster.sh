@@ -14,9 +14,10 @@ cmd=${1:?usage: cluster.sh up|down|install-deps DIR}
 install_deps() {
     # fish is not Slurm's: the shell-quoting tests run it for real; openssh-server is the remote
     # cluster's front door in the tests of `scriptast run` on remote_slurm; slurmdbd and MariaDB
-    # turn accounting on (sacct) for the cluster `up DIR accounting` starts.
+    # turn accounting on (sacct) for the cluster `up DIR accounting` starts; tmux shows what a
+    # terminal shows of `scriptast run` (its status line).
     local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish
-        openssh-server openssh-client slurmdbd mariadb-server)
+        openssh-server openssh-client slurmdbd mariadb-server tmux)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
