@@ -404,3 +404,28 @@ def test_a_reader_that_goes_away_does_not_stop_the_judging(runs: RunSite) -> Non
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert record(work)["verdict"] == "PASSED"
+
+
+@pytest.mark.parametrize(
+    ("daemon", "said"),
+    [
+        ("down", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the "
+                 "docker daemon running?: start it (systemctl start docker), then run again"),
+        ("denied", "connect: permission denied: add yourself to the docker group (then log in "
+                   "again), or use rootless docker, then run again"),
+    ],
+)  # fmt: skip
+def test_a_docker_daemon_down_or_refusing_is_an_error_not_a_failed_job(
+    site: Site, tmp_path: Path, daemon: str, said: str
+) -> None:
+    runs = RunSite(site=site, cluster=None, shims=Shims(tmp_path / "shims"))
+    fields = {"execution_scenario": "local_docker", "workflow_type": "custom",
+              "custom_cmd": "true", "partition": None, "account": None,
+              "slurm_env_file": None, "env_check": {"gpus_per_node": 8}}  # fmt: skip
+    work = runs.emit("daemon", **fields)
+    done = runs.run("run", str(work), SHIM_DOCKER_DAEMON=daemon)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: docker cannot reach its daemon: ") and line.endswith(said)
+    assert not (work / "run.json").exists()
+    assert not [r for r in runs.shims.records("docker") if r["argv"][:1] == ["run"]]

@@ -1,5 +1,6 @@
 """A stand-in for docker that behaves like `docker run` and `docker kill` on a host without a
-daemon: `run` records its argv, refuses a name already in use and an image listed in
+daemon: `version` answers for the daemon (down or refusing with $SHIM_DOCKER_DAEMON), `run`
+records its argv, refuses a name already in use and an image listed in
 $SHIM_DOCKER_MISSING (exit 125, docker's words), runs the command on this host with the -e
 variables set (no container) under its --name, and exits with the command's code (137 when it
 was killed); `kill NAME` kills only that container's processes."""
@@ -98,10 +99,34 @@ def kill(args: list[str]) -> int:
     return failed
 
 
+DAEMON_DOWN = ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker "
+               "daemon running?")  # fmt: skip
+DAEMON_DENIED = (
+    "permission denied while trying to connect to the Docker daemon socket at "
+    'unix:///var/run/docker.sock: Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.24/version": dial '
+    "unix /var/run/docker.sock: connect: permission denied"
+)
+
+
+def version(args: list[str]) -> int:
+    """`docker version --format {{.Server.Version}}`: the daemon's version, or docker's words
+    when $SHIM_DOCKER_DAEMON is `down` or `denied`."""
+    said = {"down": DAEMON_DOWN, "denied": DAEMON_DENIED}.get(
+        os.environ.get("SHIM_DOCKER_DAEMON", "")
+    )
+    if said:
+        print(said, file=sys.stderr)
+        return 1
+    print("27.3.1")
+    return 0
+
+
 def main() -> int:
     args = sys.argv[1:]
     if args[:1] == ["kill"]:
         return kill(args)
+    if args[:1] == ["version"]:
+        return version(args)
     assert args[0] == "run", args
     return run(args)
 

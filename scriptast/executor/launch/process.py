@@ -48,9 +48,31 @@ def docker_command(job: LoadedJob) -> tuple[list[str], str, str]:
     return ["bash", job.script], job.spec.log_file, container_name(job.spec.docker_cmd or "")
 
 
+def docker_ready() -> None:
+    """docker answers for a daemon that takes this user's commands, or RunError with docker's
+    own words (not running, permission denied, not installed): nothing is started."""
+    try:
+        done = subprocess.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"],
+            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except FileNotFoundError:
+        raise RunError("docker is not installed here (no docker on PATH)") from None
+    except subprocess.TimeoutExpired:
+        raise RunError("the docker daemon did not answer in 60 s: is it running?") from None
+    if done.returncode != 0 or not done.stdout.strip():
+        said = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+        hint = "start it (systemctl start docker)"
+        if "permission denied" in said:
+            hint = "add yourself to the docker group (then log in again), or use rootless docker"
+        raise RunError(f"docker cannot reach its daemon: {said}: {hint}, then run again")
+
+
 def launch_process(job: LoadedJob, writer: Writer) -> DockerFollowed:
-    """docker_cmd.sh as a process, its output straight into log_file."""
+    """docker_cmd.sh as a process, its output straight into log_file (once docker's daemon
+    answers)."""
     argv, log, name = docker_command(job)
+    docker_ready()
     process = start(job, argv, log, log, dict(os.environ))
     record = new_record(
         job,
