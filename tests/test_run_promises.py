@@ -257,3 +257,53 @@ def test_the_status_line_on_a_terminal(runs: RunSite, tmp_path: Path) -> None:
     assert len(ticked) == 6 and all(line.startswith("0: ") for line in ticked), last
     assert not any("queued" in line for line in last.splitlines() if "tick-" in line)
     assert any("terminal running 0:00:0" in s for s in screens[:-1]), screens
+
+
+def test_a_requeued_job_is_judged_on_its_last_run_and_says_it_restarted(runs: RunSite) -> None:
+    """Slurm requeues the running job (as after a node failure) and runs it again: the verdict
+    is the second run's, with the restart counted and said."""
+    assert runs.cluster is not None
+    command = "echo start; sleep 6; echo done"
+    work = runs.emit("requeued", workflow_type="custom", custom_cmd=command,
+                     persistent_mode=False)  # fmt: skip
+    process = runs.start("run", str(work), "--poll-max", "2")
+    job_id = wait_for(work, "RUNNING", text="start")["job_id"]
+    requeued = runs.cluster.run("scontrol", "requeue", job_id)
+    assert requeued.returncode == 0, requeued.stderr
+    for _ in range(50):  # Slurm holds a requeued job back a while; let it start again now
+        if runs.cluster.run("scontrol", "update", f"jobid={job_id}", "starttime=now").returncode:
+            break
+        if "RUNNING" in runs.cluster.run("squeue", "-h", "-j", job_id, "-o", "%T").stdout:
+            break
+        time.sleep(0.2)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    found = record(work)
+    assert (found["verdict"], found["restarts"]) == ("PASSED", 1)
+    assert "restarted: Slurm requeued the job once before this verdict" in out
+    assert Path(found["out_log"]).read_text().count("done") == 1  # the first run never ended
+    assert out.count("0: start") == 2  # both runs' lines streamed (the log was truncated)
+
+
+def test_retries_submit_again_after_a_node_failure(runs: RunSite) -> None:
+    """--retries 1: the node under the job's allocation goes down (NODE_FAIL), the job is
+    submitted again, runs on the other node and passes; the first attempt is recorded."""
+    assert runs.cluster is not None
+    work = runs.emit("retried", workflow_type="custom", custom_cmd="sleep 6")
+    process = runs.start("run", str(work), "--retries", "1")
+    first = wait_for(work, "RUNNING")
+    node = runs.cluster.run("squeue", "--noheader", "-j", first["allocation_id"],
+                            "--format", "%N").stdout.strip()  # fmt: skip
+    try:
+        runs.cluster.run("scontrol", "update", f"nodename={node}", "state=down", "reason=test")
+        out, err = process.communicate(timeout=180)
+    finally:
+        _node_back(runs, node)
+    assert process.returncode == 0, err
+    found = record(work)
+    assert found["verdict"] == "PASSED"
+    [attempt] = found["attempts"]
+    assert (attempt["job_id"], attempt["verdict"]) == (first["job_id"], "NODE_FAIL")
+    assert found["allocation_id"] != first["allocation_id"]
+    assert f"earlier attempt: job {first['job_id']} NODE_FAIL, submitted again" in out
+    assert "NODE_FAIL on job" in err and "submitting it again (retry 1 of 1)" in err

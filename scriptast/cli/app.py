@@ -338,6 +338,9 @@ def run(
     alloc_idle: str = typer.Option(
         "10m", "--alloc-idle", help="Release a new allocation after this without a step (0: never)."
     ),
+    retries: int = typer.Option(
+        0, "--retries", min=0, max=10, help="Submit a job a node failure ended again, N times."
+    ),
     queue_timeout: str | None = typer.Option(
         None, "--queue-timeout", help="Cancel if still queued after this (90s, 5m, 2h)."
     ),
@@ -363,6 +366,7 @@ def run(
         persistent=persistent,
         alloc_time=alloc_time,
         alloc_idle=_duration(alloc_idle) or 0.0,
+        retries=retries,
         queue_timeout=_duration(queue_timeout),
         run_timeout=_duration(run_timeout),
         poll_max=poll_max,

@@ -76,6 +76,19 @@ class PatternHit(msgspec.Struct, frozen=True, kw_only=True):
     line: str
 
 
+class Attempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An earlier submission of the same run that ended NODE_FAIL and was submitted again
+    (`run --retries N`): its job, state and verdict."""
+
+    job_id: str | None = None
+    allocation_id: str | None = None
+    state: str
+    verdict: Verdict
+    exit_code: int | None = None
+    submitted_at: str
+    finished_at: str | None = None
+
+
 class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One submission of a work_dir's job and what became of it. `job_id` is Slurm's job (the
     allocation's, for a job run inside a persistent allocation); `pid` is the local process
@@ -84,7 +97,8 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     not; `unread` the result files that could not be read, each with why. `exit_code` is the
     code the job's script returned (Slurm's `code` of `code:signal`) and `exit_signal` the
     signal that ended it, apart; `restarts` how often Slurm requeued it; `elapsed_seconds` how
-    long the job itself ran (the scheduler's count where it gives one)."""
+    long the job itself ran (the scheduler's count where it gives one); `attempts` the earlier
+    submissions of this run that a node failure ended (`--retries`)."""
 
     version: int
     work_dir: str
@@ -122,6 +136,7 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     tests: PytestResults | None = None
     missing: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
 
     @property
     def live(self) -> bool:

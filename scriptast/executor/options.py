@@ -34,6 +34,8 @@ class RunOptions(msgspec.Struct, kw_only=True):
     poll_max: float = 30.0
     ssh_host: str | None = None
     ssh_config: str | None = None
+    retries: int = 0
+    """How often a job a node failure ended (NODE_FAIL) is submitted again."""
     keep_connection: bool = False
     """Leave the ssh master this run opened for the next command (default: closed at the end)."""
     fetch: tuple[str, ...] = ()

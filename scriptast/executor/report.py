@@ -54,6 +54,9 @@ def summary(record: RunRecord) -> str:
     if record.restarts:
         times = "once" if record.restarts == 1 else f"{record.restarts} times"
         lines.append(f"  restarted: Slurm requeued the job {times} before this verdict")
+    for attempt in record.attempts:
+        ident = f"job {attempt.job_id}" if attempt.job_id else "a process"
+        lines.append(f"  earlier attempt: {ident} {attempt.verdict}, submitted again (--retries)")
     lines += [f"  note: {note}" for note in record.notes]
     if record.hang_hit is not None:
         hit = record.hang_hit

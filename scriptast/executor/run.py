@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.run_record import RUN_FILE, RunRecord, encode_record
+from scriptast.contract.run_record import RUN_FILE, Attempt, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress
@@ -342,8 +342,43 @@ def _submit_and_follow(
         console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
     if options.detach:
         return 2 if failed else 0
-    code = report(follow(followed, session, options, console), console, json_output)
+    records = follow(followed, session, options, console)
+    for attempt in range(options.retries):
+        records = _retried(records, followed, session, options, console, attempt + 1)
+    code = report(records, console, json_output)
     return 2 if failed and code == 0 else code
+
+
+def _retried(
+    records: list[RunRecord],
+    followed: list[Followed],
+    session: Session,
+    options: RunOptions,
+    console: Console,
+    attempt: int,
+) -> list[RunRecord]:
+    """The jobs a node failure ended, submitted again (`--retries`) and followed; every
+    earlier submission kept in the new record's `attempts`. `followed` is updated."""
+    again = [n for n, r in enumerate(records) if r.verdict is Verdict.NODE_FAIL]
+    renewed: list[Followed] = []
+    for index in again:
+        before, job = records[index], followed[index].job
+        console.status(f"{job.name}: NODE_FAIL on job {before.job_id}: submitting it again "
+                       f"(retry {attempt} of {options.retries})")  # fmt: skip
+        each = submit(job, session, options, _writer(console, job, len(records) > 1))
+        each.record.attempts = (*before.attempts, _attempt(before))
+        each.save()
+        followed[index] = each
+        renewed.append(each)
+    concluded = iter(follow(renewed, session, options, console))
+    return [next(concluded) if n in again else r for n, r in enumerate(records)]
+
+
+def _attempt(record: RunRecord) -> Attempt:
+    assert record.verdict is not None
+    return Attempt(job_id=record.job_id, allocation_id=record.allocation_id, state=record.state,
+                   verdict=record.verdict, exit_code=record.exit_code,
+                   submitted_at=record.submitted_at, finished_at=record.finished_at)  # fmt: skip
 
 
 def _recorded(work_dirs: Sequence[str], reference: str | None) -> list[tuple[LoadedJob, RunRecord]]:
