@@ -170,3 +170,20 @@ def test_an_allocation_that_stays_is_named_and_released_when_idle(runs: RunSite)
     while alloc in _queued(runs, "scriptast.persistent") and time.monotonic() < deadline:
         time.sleep(1)
     assert alloc not in _queued(runs, "scriptast.persistent")
+
+
+def test_a_signal_while_the_final_state_is_read_finishes_the_verdict(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """Ctrl-C arrives while run asks for the job's final state (sacct, after the job left):
+    the verdict is finished and recorded, not "nothing is left submitted"."""
+    folder = tmp_path / "interrupting"
+    folder.mkdir()
+    sacct = folder / "sacct"
+    sacct.write_text('#!/bin/sh\nkill -INT "$PPID"\nexec /usr/bin/sacct "$@"\n')
+    sacct.chmod(0o755)
+    work = _job(runs, "concluding", "true")
+    done = runs.run("run", str(work), PATH=f"{folder}:{runs.environment()['PATH']}")
+    assert done.returncode == 0, done.stderr
+    assert "error:" not in done.stderr
+    assert record(work)["verdict"] == "PASSED"
