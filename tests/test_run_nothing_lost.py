@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run_site import RunSite, record
+from tests.run_site import RunSite, record, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -187,3 +187,24 @@ def test_a_signal_while_the_final_state_is_read_finishes_the_verdict(
     assert done.returncode == 0, done.stderr
     assert "error:" not in done.stderr
     assert record(work)["verdict"] == "PASSED"
+
+
+def test_ctrl_c_twice_leaves_a_record_watch_judges(runs: RunSite) -> None:
+    """The first Ctrl-C cancels and records the cancel, the second ends run at once: watch
+    then finds the job from run.json and judges it CANCELLED."""
+    import signal
+    import time
+
+    work = _job(runs, "twice_c", "sleep 120")
+    process = runs.start("run", str(work))
+    wait_for(work, "RUNNING")
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err
+    left = record(work)
+    assert left["job_id"] and "cancel_requested_at" in left
+    watched = runs.run("watch", str(work))
+    assert watched.returncode == 12, watched.stderr
+    assert record(work)["verdict"] == "CANCELLED"

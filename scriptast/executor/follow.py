@@ -180,11 +180,12 @@ class Follower:
         self.cancel_deadline = self.clock() + CANCEL_GRACE
         for job in waiting:
             if not (job.cancelled or job.hung or job.timed_out):
-                job.cancelled = True
-                job.record.notes += (f"{why}: cancelled",)
                 self.status(f"{job.name}: {why}: cancelling")
+                # recorded first: a second Ctrl-C may end this run before the verdict, and
+                # the watch that follows then judges the job CANCELLED from run.json
+                job.cancelled = True
                 with contextlib.suppress(Exception):
-                    job.cancel()
+                    job.request_cancel(f"{why}: cancelled")
 
     def _show_progress(self, waiting: list[Followed], now: float) -> None:
         if self.progress is None:
