@@ -115,3 +115,29 @@ def test_files_outside_the_work_dir_are_refused_unless_forced(runs: RunSite) -> 
     assert not (work / "run.json").exists()
     forced = runs.run("run", str(work), "--force")
     assert forced.returncode == 0, forced.stderr
+
+
+def test_a_script_elsewhere_is_digest_checked_even_when_forced_outside(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """job_spec.json edited to submit a script outside the work dir: refused; with --force
+    (files outside allowed) the script must still be the one emit wrote, by its digest."""
+    work = runs.emit("elsewhere", workflow_type="custom", custom_cmd="true", persistent_mode=False)
+    spec = json.loads((work / "job_spec.json").read_text())
+    other = tmp_path / spec["script_name"]
+    other.write_text("#!/bin/bash\necho not what emit wrote\n")
+    spec["script_path"] = str(other)
+    (work / "job_spec.json").write_text(json.dumps(spec))
+    refused = runs.run("run", str(work))
+    assert refused.returncode == 2 and f"script {other}" in refused.stderr
+    assert "names files outside its work dir" in refused.stderr
+    forced = runs.run("run", str(work), "--force")
+    assert forced.returncode == 2
+    assert forced.stderr.splitlines() == [
+        f"error: {work}: script {other} does not hold what emit wrote as {spec['script_name']}: "
+        "not submitted; emit the job again"
+    ]
+    assert not (work / "run.json").exists()
+    shutil.copy(work / spec["script_name"], other)  # the same script, kept elsewhere
+    copied = runs.run("run", str(work), "--force")
+    assert copied.returncode == 0, copied.stderr

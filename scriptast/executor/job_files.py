@@ -137,6 +137,21 @@ def destinations_outside(job: LoadedJob) -> list[str]:
     ]
 
 
+def script_elsewhere_torn(job: LoadedJob) -> str | None:
+    """When job_spec names a script outside the work dir (allowed with --force), why it is
+    not the script emit wrote (its digest is held against emit's, always); else None."""
+    if posixpath.relpath(job.script, job.work_dir) in job.spec.files:
+        return None
+    expected = job.spec.files.get(posixpath.basename(job.script))
+    try:
+        data = read_regular(job.script, "script", follow_links=False)
+    except RunError as error:
+        return str(error)
+    if hashlib.sha256(data).hexdigest() != expected:
+        return f"script {job.script} does not hold what emit wrote as {job.spec.script_name}"
+    return None
+
+
 def torn_files(job: LoadedJob) -> list[str]:
     """The files of job_spec's `files` that are missing or no longer hold what emit wrote."""
     torn = []

@@ -13,7 +13,7 @@ from typing import BinaryIO
 from scriptast.contract.run_record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.followed import utc_now
-from scriptast.executor.job_files import LoadedJob, torn_files
+from scriptast.executor.job_files import LoadedJob, script_elsewhere_torn, torn_files
 from scriptast.executor.options import RunOptions
 
 
@@ -67,7 +67,11 @@ def check_writable(job: LoadedJob) -> None:
 
 
 def check_files(job: LoadedJob, options: RunOptions) -> None:
-    """Refuse a set whose files no longer match their digests (unless --force)."""
+    """Refuse a set whose files no longer match their digests (unless --force), and a script
+    job_spec names outside the work dir that is not the one emit wrote (even with --force)."""
+    elsewhere = script_elsewhere_torn(job)
+    if elsewhere is not None:
+        raise RunError(f"{job.work_dir}: {elsewhere}: not submitted; emit the job again")
     torn = torn_files(job)
     if torn and not options.force:
         raise RunError(
