@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -177,17 +178,27 @@ def test_a_step_whose_node_fails_is_node_fail(runs: RunSite) -> None:
     assert runs.cluster is not None
     work = runs.emit("alloc_node", workflow_type="custom", custom_cmd="sleep 600")
     process = runs.start("run", str(work))
-    running = wait_for(work, "RUNNING")
-    node = runs.cluster.run("squeue", "--noheader", "-j", running["allocation_id"],
+    wait_for(work, "RUNNING")
+    _, err = _with_its_node_down(runs, work, process)
+    assert process.returncode == 13, err
+    assert record(work)["verdict"] == "NODE_FAIL"
+
+
+def _with_its_node_down(
+    runs: RunSite, work: Path, process: subprocess.Popen[str]
+) -> tuple[str, str]:
+    """The node under the running step's allocation set down until `process` (the run
+    following it) ends, then back; what the run printed."""
+    assert runs.cluster is not None
+    allocation = record(work)["allocation_id"]
+    node = runs.cluster.run("squeue", "--noheader", "-j", allocation,
                             "--format", "%N").stdout.strip()  # fmt: skip
     assert node in ("n1", "n2"), node
     try:
         runs.cluster.run("scontrol", "update", f"nodename={node}", "state=down", "reason=test")
-        _, err = process.communicate(timeout=120)
+        return process.communicate(timeout=180)
     finally:
         _node_back(runs, node)
-    assert process.returncode == 13, err
-    assert record(work)["verdict"] == "NODE_FAIL"
 
 
 def _node_back(runs: RunSite, node: str) -> None:
@@ -292,13 +303,7 @@ def test_retries_submit_again_after_a_node_failure(runs: RunSite) -> None:
     work = runs.emit("retried", workflow_type="custom", custom_cmd="sleep 6")
     process = runs.start("run", str(work), "--retries", "1")
     first = wait_for(work, "RUNNING")
-    node = runs.cluster.run("squeue", "--noheader", "-j", first["allocation_id"],
-                            "--format", "%N").stdout.strip()  # fmt: skip
-    try:
-        runs.cluster.run("scontrol", "update", f"nodename={node}", "state=down", "reason=test")
-        out, err = process.communicate(timeout=180)
-    finally:
-        _node_back(runs, node)
+    out, err = _with_its_node_down(runs, work, process)
     assert process.returncode == 0, err
     found = record(work)
     assert found["verdict"] == "PASSED"
@@ -307,3 +312,14 @@ def test_retries_submit_again_after_a_node_failure(runs: RunSite) -> None:
     assert found["allocation_id"] != first["allocation_id"]
     assert f"earlier attempt: job {first['job_id']} NODE_FAIL, submitted again" in out
     assert "NODE_FAIL on job" in err and "submitting it again (retry 1 of 1)" in err
+
+
+def test_a_step_whose_allocation_runs_out_of_time_is_timeout(runs: RunSite) -> None:
+    """The allocation (--alloc-time 1 min) ends at its limit under a step that would run
+    for 10: TIMEOUT (15), not srun's FAILED 143."""
+    work = runs.emit("alloc_limit", workflow_type="custom", custom_cmd="sleep 600")
+    done = runs.run("run", str(work), "--alloc-time", "00:01:00")
+    assert done.returncode == 15, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "TIMEOUT"
+    assert f"allocation {found['allocation_id']} ended TIMEOUT" in " ".join(found["notes"])

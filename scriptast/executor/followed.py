@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from scriptast.common.processes import alive
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import (
@@ -387,7 +388,7 @@ class ProcessFollowed(Followed):
                 self.finished = True
             return
         pid = self.record.pid
-        if pid is None or not _alive(pid):
+        if pid is None or not alive(pid):
             self.finished = True
 
     def cancel(self) -> None:
@@ -490,8 +491,8 @@ class RemoteStepFollowed(Followed):
         _note_ended_allocation(self.record, rows)
         assert self.record.pid is not None
         quoted = shlex.quote(self.exit_file)
-        alive = self.transport.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
-        self.finished = alive.code != 0
+        running = self.transport.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
+        self.finished = running.code != 0
 
     def cancel(self) -> None:
         _cancel_steps(self.client, self.record)
@@ -554,13 +555,3 @@ def _cancel_steps(client: SchedulerClient, record: RunRecord) -> None:
         steps = client.steps(record.allocation_id)
         if steps:
             client.cancel(steps)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 
+from scriptast.common.processes import alive
 from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
 from scriptast.readers.shellwords import tokenize
@@ -96,7 +97,7 @@ class SshTransport:
         return True
 
     def _session(self, command: str) -> list[str]:
-        if self._connected and self._master_pid is not None and not _alive(self._master_pid):
+        if self._connected and self._master_pid is not None and not alive(self._master_pid):
             self._reconnect()  # the master dropped: once more, then an error
         if not self._connected:
             self.connect()
@@ -108,7 +109,7 @@ class SshTransport:
     def _dropped(self, done: Completed) -> bool:
         if done.code != 255:
             return False
-        gone = self._master_pid is not None and not _alive(self._master_pid)
+        gone = self._master_pid is not None and not alive(self._master_pid)
         return gone or any(word in done.err for word in _MISSING_MASTER)
 
     def _reconnect(self) -> None:
@@ -205,13 +206,3 @@ class SshTransport:
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
         )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
