@@ -125,13 +125,23 @@ class Followed:
             self.tails.append(self._tail(err, writer, opener))
 
     def _tail(self, path: str, writer: Writer, opener: TailOpener) -> Tail:
-        spec = self.job.spec
-        reader = line_reader(spec.measures)
-        scanner = LogScanner(path, spec.success_patterns, spec.failure_patterns, reader=reader,
-                             hang=spec.hang_pattern or HANG_PATTERN)  # fmt: skip
         sink = LineSink(writer.write, writer.prefix)
         self.sinks.append(sink)
-        return opener(path, scanner, sink)
+        return opener(path, self._scanner(path), sink)
+
+    def _scanner(self, path: str) -> LogScanner:
+        spec = self.job.spec
+        return LogScanner(path, spec.success_patterns, spec.failure_patterns,
+                          reader=line_reader(spec.measures),
+                          hang=spec.hang_pattern or HANG_PATTERN)  # fmt: skip
+
+    def restarted(self) -> None:
+        """The scheduler runs the job again (a requeue): its logs are read again from their
+        start into new scanners, so that only its last run is judged."""
+        for tail, sink in zip(self.tails, self.sinks, strict=True):
+            sink.flush()
+            sink(b"--- the job runs again (requeued): its log from the start ---\n")
+            tail.rewind(self._scanner(tail.path))
 
     @property
     def finished(self) -> bool:
@@ -207,7 +217,11 @@ class Followed:
         raise NotImplementedError
 
     def conclude(self, final: Final | None) -> RunRecord:
-        """Drain the logs, judge, and record the verdict."""
+        """Drain the logs, judge, and record the verdict (of the job's last run: a restart
+        only the final state shows has its logs read again from their start)."""
+        if final is not None and final.restarts > self.record.restarts:
+            self.restarted()
+            self.record.restarts = final.restarts
         self.stream()
         for tail in self.tails:
             tail.close()
@@ -321,6 +335,8 @@ class BatchFollowed(Followed):
         super().__init__(job, record, writer, setup)
         self.client = client
         self.decided: str | None = None
+        self.rerun_seen = False
+        """Slurm requeued the job; its logs are read anew once it runs again."""
 
     def queue_ids(self) -> list[str]:
         return [self.record.job_id] if self.record.job_id else []
@@ -340,6 +356,12 @@ class BatchFollowed(Followed):
         if left is not None:
             self.due = self.clock() + left
         self.record.state, self.record.reason = row.state, row.reason
+        if row.restarts > self.record.restarts:
+            self.rerun_seen = True
+        if self.rerun_seen and (mapped is JobState.RUNNING or mapped.final):
+            # running again (or over): its batch step has opened (and truncated) the log anew
+            self.rerun_seen = False
+            self.restarted()
         self.record.restarts = max(self.record.restarts, row.restarts)
         self.finished = mapped.final
         decided = COMPLETING_REASONS.get(row.reason) if row.state == "COMPLETING" else None

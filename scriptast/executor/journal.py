@@ -27,7 +27,7 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
     remote = job.spec.transport != LOCAL
     folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
     name = job.spec.logs.job_name or posixpath.basename(job.script)
-    script = posixpath.join(folder, posixpath.basename(job.script))
+    script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
     batch = record.submit_command[:1] == ("sbatch",)
     if batch and client is not None:
         ids = client.find(name, script)

@@ -35,6 +35,10 @@ class Tail(Protocol):
 
     def read(self) -> int: ...
 
+    def rewind(self, scanner: LogScanner) -> None:
+        """Read the log again from its start, into a new scanner (the job runs again)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -85,6 +89,10 @@ class LogTail:
         finally:
             os.close(descriptor)
         return total
+
+    def rewind(self, scanner: LogScanner) -> None:
+        """Read the log again from its start, into `scanner`."""
+        self.offset, self.scanner = 0, scanner
 
     def close(self) -> None:
         """The job is over: read what is left."""
@@ -196,6 +204,25 @@ class RemoteLogTail:
             self._drain()
             self._start()
         return self._drain()
+
+    def rewind(self, scanner: LogScanner) -> None:
+        """Follow the log again from its start, into `scanner`: the follower there is ended
+        and what it sent is dropped; the next read starts a new one."""
+        if self._process is not None:
+            self._end_there()
+            self._process.terminate()
+            self._process.wait()
+            with self._room:
+                self._chunks.clear()
+                self._pending = 0
+                self._room.notify_all()
+            if self._reader is not None:
+                self._reader.join(timeout=5)
+            self._process = self._reader = None
+        with self._room:
+            self._chunks.clear()
+            self._pending = 0
+        self.offset, self.scanner = 0, scanner
 
     def _end_there(self) -> None:
         """End the follower on the cluster (its loop waiting for the log, or its tail)."""

@@ -32,7 +32,7 @@ def check_ours(
     folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
     why: str | None = None
     if record.job_id and record.pid is None and client is not None:
-        script = posixpath.join(folder, posixpath.basename(job.script))
+        script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
         name = job.spec.logs.job_name or posixpath.basename(job.script)
         digest = job.spec.files.get(posixpath.relpath(job.script, job.work_dir))
         why = client.not_ours(record.job_id, name=name, script=script, script_sha256=digest)
