@@ -149,3 +149,53 @@ def test_run_refuses_a_bad_references_file_before_submitting(site: Site, tmp_pat
     assert line == (f"error: references file {bad}: {LLAMA} / batch / output_throughput has no "
                     "value: give the reference as a number")  # fmt: skip
     assert not (Path(output.job.work_dir) / "run.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "dtype", "spec_dec_algo"),
+    [
+        ("speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n", None, "Eagle3"),
+        ("speculative_config:\n  decoding_type: AUTO\n", None, "NGram"),  # AUTO runs NGram
+        ("dtype: bfloat16\nkv_cache_config:\n  free_gpu_memory_fraction: 0.8\n", "bfloat16", None),
+        ("dtype: auto\n", None, None),
+    ],
+)
+def test_an_eval_reads_its_llm_api_options(
+    site: Site, options: str, dtype: str | None, spec_dec_algo: str | None
+) -> None:
+    """The dtype and speculative decoding of `--extra_llm_api_options` (relative to the
+    checkout the command runs in), as accuracy_core reads them off the LLM's args."""
+    (site.repo / "extra.yaml").write_text(options)
+    spec = job_spec(site, workflow_type="eval",
+                    eval_cmd=f"trtllm-eval --model {LLAMA} --extra_llm_api_options extra.yaml "
+                    "gsm8k")  # fmt: skip
+    measures = spec["measures"]
+    assert (measures.get("dtype"), measures.get("spec_dec_algo")) == (dtype, spec_dec_algo)
+    assert "llm_api_unread" not in measures
+
+
+def test_unread_llm_api_options_are_said(site: Site) -> None:
+    spec = job_spec(site, workflow_type="eval",
+                    eval_cmd=f"trtllm-eval --model {LLAMA} --extra_llm_api_options nowhere.yaml "
+                    "gsm8k")  # fmt: skip
+    assert spec["measures"]["llm_api_unread"].startswith("nowhere.yaml could not be read here")
+
+
+def test_the_reference_entry_of_the_speculative_decoding_is_used() -> None:
+    """DeepSeek-V3-Lite's gsm8k entry with spec_dec_algo MTP (64.44), not the plain one (64.74),
+    as get_hypothesis_testing_params picks it; a dtype no entry has finds none."""
+    from scriptast.contract.measured import Measures
+    from scriptast.results.accuracy import task_threshold
+
+    repo = str(ROOT / "tests/fixtures/trtllm")
+    mtp = Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite", tasks=("gsm8k",),
+                   quantization_known=True, spec_dec_algo="MTP")  # fmt: skip
+    found = task_threshold("gsm8k", mtp, repo, None)
+    assert not isinstance(found, str) and found.reference == 64.44
+    assert "spec_dec_algo MTP" in found.origin
+    plain = task_threshold("gsm8k", Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite",
+                                             quantization_known=True), repo, None)  # fmt: skip
+    assert not isinstance(plain, str) and plain.reference == 64.74
+    fp32 = Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite", dtype="float32")
+    missing = task_threshold("gsm8k", fp32, repo, None)
+    assert isinstance(missing, str) and "dtype float32" in missing

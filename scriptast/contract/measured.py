@@ -20,13 +20,19 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     task's whole set); `junit` and `report_json` files the job writes, as paths where it
     runs, and `result_glob` the files it writes a figure report each into (perf_sanity's
     clients' logs); `references` a references file on this machine; `gpu_type` the GPU type its
-    references are keyed by besides the partition."""
+    references are keyed by besides the partition. `dtype` and `spec_dec_algo` are the LLM API
+    options of `--extra_llm_api_options` (its `dtype`, its `speculative_config.decoding_type`)
+    the references are looked up by as well; `llm_api_unread` says why that file could not be
+    read (then the entry without them is used)."""
 
     kind: Kind
     model: str | None = None
     quant_algo: str | None = None
     kv_cache_quant_algo: str | None = None
     quantization_known: bool = False
+    dtype: str | None = None
+    spec_dec_algo: str | None = None
+    llm_api_unread: str | None = None
     tasks: tuple[str, ...] = ()
     num_samples: int | None = None
     junit: str | None = None

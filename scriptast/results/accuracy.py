@@ -158,10 +158,10 @@ def matching_entry(entries: object, measures: Measures) -> dict[str, Any] | None
     if not isinstance(entries, list):
         return None
     specs = {
-        "dtype": "auto",
+        "dtype": measures.dtype or "auto",
         "quant_algo": measures.quant_algo,
         "kv_cache_quant_algo": measures.kv_cache_quant_algo,
-        "spec_dec_algo": None,
+        "spec_dec_algo": measures.spec_dec_algo,
         "extra_acc_spec": None,
     }
     for entry in entries:
@@ -179,7 +179,14 @@ def spec_words(measures: Measures) -> str:
     quant = measures.quant_algo or "no quant_algo"
     kv = measures.kv_cache_quant_algo or "no kv_cache_quant_algo"
     said = "" if measures.quantization_known else " (nothing said otherwise)"
-    return f"{quant}, {kv}{said}"
+    words = f"{quant}, {kv}{said}"
+    if measures.dtype:
+        words += f", dtype {measures.dtype}"
+    if measures.spec_dec_algo:
+        words += f", spec_dec_algo {measures.spec_dec_algo}"
+    if measures.llm_api_unread:
+        words += f" (LLM API options not read: {measures.llm_api_unread})"
+    return words
 
 
 def accuracy_check(figure: Figure, measures: Measures, repo_root: str | None) -> Figure:

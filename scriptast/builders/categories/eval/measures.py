@@ -1,12 +1,15 @@
 """What an eval job measures: each trtllm-eval task's score, for the model its `--model`
-names, quantized as the checkpoint's hf_quant_config.json says (when it can be read here),
-on `--num_samples` samples or the task's whole set."""
+names, quantized as the checkpoint's hf_quant_config.json says (when it can be read here), with
+the dtype and speculative decoding its `--extra_llm_api_options` file sets, on `--num_samples`
+samples or the task's whole set."""
 
 from __future__ import annotations
 
 import json
 import os
 import posixpath
+
+import yaml
 
 from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.categories.eval.work import EvalWork
@@ -44,15 +47,51 @@ def measures(job: ResolvedJob) -> Measures | None:
     tasks = tuple(dict.fromkeys(word for word in argv if word in TASK_COMMANDS))
     samples = flag_value(argv, "--num_samples")
     quant, kv, known = _quantization(job, model)
+    dtype, spec_dec, unread = _llm_api_specs(job, argv)
     return Measures(
         kind="eval",
         model=model,
         quant_algo=quant,
         kv_cache_quant_algo=kv,
         quantization_known=known,
+        dtype=dtype,
+        spec_dec_algo=spec_dec,
+        llm_api_unread=unread,
         tasks=tasks,
         num_samples=int(samples) if samples and samples.isdigit() else None,
         gpu_type=job.request.device_type,
+    )
+
+
+def _llm_api_specs(
+    job: ResolvedJob, argv: list[str]
+) -> tuple[str | None, str | None, str | None]:
+    """(dtype, spec_dec_algo, why unread) of the LLM API options file `--extra_llm_api_options`
+    names, as accuracy_core reads them off the LLM's args: `dtype` ('auto' is the default),
+    `speculative_config.decoding_type` (AUTO runs NGram). Read here at its path, or under the
+    repository the command runs in."""
+    path = flag_value(argv, "--extra_llm_api_options", "--config")
+    if path is None:
+        return None, None, None
+    if job.placement.remote:
+        return None, None, f"{path} is on the cluster"
+    local = path if posixpath.isabs(path) else posixpath.join(job.project_path, path)
+    try:
+        data, _ = regular_file_bytes(local, 1 << 20)
+        options = yaml.safe_load(data)
+    except (OSError, yaml.YAMLError) as error:
+        return None, None, f"{path} could not be read here ({error})"
+    if not isinstance(options, dict):
+        return None, None, f"{path} is not a mapping of LLM API options"
+    dtype = options.get("dtype")
+    speculative = options.get("speculative_config")
+    decoding = speculative.get("decoding_type") if isinstance(speculative, dict) else None
+    if decoding == "AUTO":
+        decoding = "NGram"
+    return (
+        dtype if isinstance(dtype, str) and dtype != "auto" else None,
+        decoding if isinstance(decoding, str) else None,
+        None,
     )
 
 
