@@ -85,9 +85,10 @@ def test_mpi_world_size_job_runs_every_rank_through_the_launcher(site: Site, shi
     assert "trtllm-llmapi-launch pytest -v" in text
     result = run(output, shims)
     assert result.returncode == 0, result.stderr
-    tests = shims.records("pytest")
-    assert len(tests) == 4 and len(shims.records("trtllm-llmapi-launch")) == 4
-    assert sorted(t["env"]["PMIX_RANK"] for t in tests) == ["0", "1", "2", "3"]
+    (test,) = shims.records("pytest")  # rank 0 runs pytest; the other three serve it
+    launches = shims.records("trtllm-llmapi-launch")
+    assert sorted(t["env"]["PMIX_RANK"] for t in launches) == ["0", "1", "2", "3"]
+    assert test["env"]["PMIX_RANK"] == "0"
 
 
 def test_mpi_world_size_is_refused_in_docker(site: Site) -> None:

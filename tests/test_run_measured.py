@@ -172,3 +172,23 @@ def test_a_bench_report_json_is_read_after_the_job(runs: RunSite, tmp_path: Path
     found = record(work)
     assert found["verdict"] == "PASSED" and not found.get("unread")
     assert figure(found, "output_throughput")["value"] == 1234.5
+
+
+def test_a_four_rank_pytest_job_is_judged_from_rank_0s_one_report(runs: RunSite) -> None:
+    """A test needing four GPUs runs as four tasks through trtllm-llmapi-launch; as upstream's
+    launcher does, rank 0 runs pytest and the others serve it, so results.xml is written once
+    and the verdict names the failed tests from it."""
+    command = "pytest -v accuracy/test_llm_api_pytorch.py::TestMultiRank::test_mpi_ranks"
+    work = runs.emit("four_ranks", workflow_type="pytest", test_cmd=command,
+                     persistent_mode=False)  # fmt: skip
+    assert "--ntasks=4" in next(work.glob("*.slurm")).read_text()
+    done = runs.run("run", str(work), SHIM_PYTEST_RESULTS="passed=9,failed=1")
+    assert done.returncode == 10, done.stdout + done.stderr
+    found = record(work)
+    assert (found["tests"]["tests"], found["tests"]["failures"]) == (10, 1)
+    assert [t["id"] for t in found["tests"]["failed"]] == [
+        "accuracy.test_llm_api_pytorch::test_case[0]"
+    ]
+    launched = [r for r in runs.shims.records() if r["prog"] in ("pytest", "trtllm-llmapi-launch")]
+    assert sorted(r["env"]["SLURM_PROCID"] for r in launched if r["prog"] == "pytest") == ["0"]
+    assert len([r for r in launched if r["prog"] == "trtllm-llmapi-launch"]) == 4
