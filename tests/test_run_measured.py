@@ -192,3 +192,22 @@ def test_a_four_rank_pytest_job_is_judged_from_rank_0s_one_report(runs: RunSite)
     launched = [r for r in runs.shims.records() if r["prog"] in ("pytest", "trtllm-llmapi-launch")]
     assert sorted(r["env"]["SLURM_PROCID"] for r in launched if r["prog"] == "pytest") == ["0"]
     assert len([r for r in launched if r["prog"] == "trtllm-llmapi-launch"]) == 4
+
+
+def test_the_table_of_several_jobs_shows_each_headline_figure(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """A bench job and a pytest job followed together: the table's HEADLINE column has the
+    bench's output throughput with its margin and the pytest job's tests passed."""
+    reference = references(tmp_path, 5000.0)
+    bench = runs.emit("head_bench", workflow_type="bench", bench_cmd=f"{BENCH} --tp 1",
+                      persistent_mode=False)  # fmt: skip
+    tests = runs.emit("head_tests", workflow_type="pytest", test_cmd=PYTEST, persistent_mode=False)
+    done = runs.run("run", str(bench), str(tests), "--reference", str(reference),
+                    SHIM_BENCH_TPS="4800.5", SHIM_PYTEST_RESULTS="passed=10")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = done.stdout[done.stdout.index("VERDICT  EXIT") :].splitlines()
+    assert table[0].split() == ["VERDICT", "EXIT", "JOB", "ELAPSED", "HEADLINE", "WORK_DIR"]
+    assert "output_throughput 4800.50 (+300.50)" in table[1] and table[1].endswith(str(bench))
+    assert "10/10 passed" in table[2] and table[2].endswith(str(tests))
+    assert table[3] == "2 PASSED"
