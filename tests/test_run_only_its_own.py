@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,10 @@ def test_an_edited_run_json_never_cancels_another_job(runs: RunSite, whose: str)
     ours = record(work)["job_id"]
     extra = ("--uid=nobody", "--gid=nogroup") if whose == "another user's" else ()
     other = _foreign(runs, *extra)
+    deadline = time.monotonic() + 30
+    while _state(runs, other) != "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _state(runs, other) == "RUNNING"  # alive, so that a cancel would show
     edited = record(work) | {"job_id": other}
     (work / "run.json").write_text(json.dumps(edited))
     for command in ("cancel", "watch"):
@@ -74,7 +79,7 @@ def test_an_edited_run_json_never_cancels_another_job(runs: RunSite, whose: str)
         assert line.startswith(f"error: {work}/run.json names job {other}, which is not this "
                                "work dir's (the controller shows job")  # fmt: skip
         assert line.endswith("nothing was done to it")
-    assert _state(runs, other) in ("RUNNING", "PENDING")
+    assert _state(runs, other) == "RUNNING"
     assert runs.cluster is not None
     runs.cluster.run("scancel", other, ours)
 

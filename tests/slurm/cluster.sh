@@ -36,6 +36,8 @@ fi
 dir=${2:?usage: cluster.sh up|down DIR}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+# jobs of other users (the tests submit some as nobody) read their script from the spool below
+chmod 755 "$dir"
 conf="$dir/etc/slurm.conf"
 
 stop() {
