@@ -63,9 +63,7 @@ def measures(job: ResolvedJob) -> Measures | None:
     )
 
 
-def _llm_api_specs(
-    job: ResolvedJob, argv: list[str]
-) -> tuple[str | None, str | None, str | None]:
+def _llm_api_specs(job: ResolvedJob, argv: list[str]) -> tuple[str | None, str | None, str | None]:
     """(dtype, spec_dec_algo, why unread) of the LLM API options file `--extra_llm_api_options`
     names, as accuracy_core reads them off the LLM's args: `dtype` ('auto' is the default),
     `speculative_config.decoding_type` (AUTO runs NGram). Read here at its path, or under the
