@@ -618,7 +618,7 @@ def test_a_cluster_work_dir_that_cannot_be_made_here_says_why(site: Site, tmp_pa
     assert not site.work("job").exists()
 
 
-def _conclude_perf_sanity(site: Site, serving_tps: str | None) -> Any:
+def _conclude_perf_sanity(site: Site, serving_tps: str | None, **more: str) -> Any:
     """A perf_sanity job as emit writes it, its BENCHMARK task's pytest run as the launch
     script runs it (the stand-in writes each client's report where test_perf_sanity.py does),
     then judged as `run` judges it once Slurm says the job completed with exit 0."""
@@ -641,7 +641,7 @@ def _conclude_perf_sanity(site: Site, serving_tps: str | None) -> Any:
     shims = Path(__file__).resolve().parent / "shims"
     code = (f"import sys; sys.path.insert(0, {str(shims)!r}); import upstream; "
             "sys.exit(upstream.speak('pytest', sys.argv[1:]))")  # fmt: skip
-    env = {**os.environ, **({"SHIM_SERVING_TPS": serving_tps} if serving_tps else {})}
+    env = {**os.environ, **({"SHIM_SERVING_TPS": serving_tps} if serving_tps else {}), **more}
     subprocess.run([sys.executable, "-c", code, *shlex.split(pytest_command)[1:]], env=env,
                    check=True, capture_output=True)  # fmt: skip
     job = load_job(str(work))
@@ -736,3 +736,28 @@ def test_two_clients_logs_from_a_cluster_keep_their_test_folders(tmp_path: Path)
         context.fetch_result(path)
     assert (local / "aggr-a/trtllm-benchmark.0.0.log").read_text().endswith("1.0\n")
     assert (local / "aggr-b/trtllm-benchmark.0.0.log").read_text().endswith("2.0\n")
+
+
+def test_a_perf_sanity_accuracy_run_is_read_from_lm_evals_table(site: Site) -> None:
+    """A client's accuracy_config ran lm_eval gsm8k: its table's scores become the test's
+    figures, each with its filter, lm_eval's arrow and the line it stands on."""
+    record = _conclude_perf_sanity(site, "2048", SHIM_LM_EVAL_GSM8K="0.7582")
+    work = site.work("job")
+    test = "aggr-llama_8b_aggr-llama_8b_tp4"
+    figures = {f.name: f for f in record.figures}
+    flexible = figures[f"{test} gsm8k exact_match (flexible-extract)"]
+    assert (flexible.value, flexible.higher_is_better) == (0.7582, True)
+    assert flexible.source.file == f"{work}/{test}/accuracy_eval_gsm8k.0.log"
+    assert flexible.source.line == 4
+    assert figures[f"{test} gsm8k exact_match (strict-match)"].value == 0.7482
+    assert (record.verdict, len(record.figures)) == ("PASSED", 18)
+    assert figures[f"{test} 0.0 token_throughput"].headline
+
+
+def test_a_perf_sanity_accuracy_log_without_a_table_is_inconclusive(site: Site) -> None:
+    record = _conclude_perf_sanity(site, "2048", SHIM_LM_EVAL_GSM8K="")
+    test = "aggr-llama_8b_aggr-llama_8b_tp4"
+    assert record.verdict == "INCONCLUSIVE"
+    assert record.missing == (
+        f"lm_eval's results table in {site.work('job')}/{test}/accuracy_eval_gsm8k.0.log",
+    )

@@ -19,8 +19,9 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     used); `tasks` the eval tasks and `num_samples` the samples each evaluates (None: the
     task's whole set); `junit` and `report_json` files the job writes, as paths where it
     runs, and `result_glob` the files it writes a figure report each into (perf_sanity's
-    clients' logs); `references` a references file on this machine; `gpu_type` the GPU type its
-    references are keyed by besides the partition. `dtype` and `spec_dec_algo` are the LLM API
+    clients' logs), `accuracy_glob` the logs its accuracy runs write lm_eval's table into;
+    `references` a references file on this machine; `gpu_type` the GPU type its references
+    are keyed by besides the partition. `dtype` and `spec_dec_algo` are the LLM API
     options of `--extra_llm_api_options` (its `dtype`, its `speculative_config.decoding_type`)
     the references are looked up by as well; `llm_api_unread` says why that file could not be
     read (then the entry without them is used)."""
@@ -38,6 +39,7 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     junit: str | None = None
     report_json: str | None = None
     result_glob: str | None = None
+    accuracy_glob: str | None = None
     references: str | None = None
     gpu_type: str | None = None
 

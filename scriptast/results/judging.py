@@ -14,6 +14,7 @@ from scriptast.results import accuracy
 from scriptast.results.bench_report import HEADLINE, BenchLines, report_figures
 from scriptast.results.eval_lines import LM_EVAL_TASKS, EvalLines
 from scriptast.results.junit import JunitError, read_junit
+from scriptast.results.lm_eval_table import lm_eval_figures
 from scriptast.results.reference_file import References, Where, check, choose
 from scriptast.results.serving_lines import HEADLINE as SERVING_HEADLINE, serving_figures
 
@@ -94,6 +95,8 @@ def measure(
     expected = expected_figures(measures)
     if measures.result_glob and list_files is not None:
         expected += _client_logs(measures.result_glob, read_file, list_files, found, result)
+    if measures.accuracy_glob and list_files is not None:
+        expected += _accuracy_logs(measures.accuracy_glob, read_file, list_files, found, result)
     result.missing = [name for name in expected if name not in found]
     if not expected and not found and measures.kind != "pytest":
         result.missing = [f"any {measures.kind} figure (no score line was printed)"]
@@ -129,6 +132,34 @@ def _client_logs(
             found.setdefault(figure.name, figure)
         expected += [f.name for f in figures] + lacking
     return expected
+
+
+def _accuracy_logs(
+    pattern: str, read_file: ReadFile, list_files: ListFiles, found: dict[str, Figure],
+    result: Measured,
+) -> list[str]:  # fmt: skip
+    """Read each perf-sanity accuracy run's lm_eval table into `found` (its scores named after
+    the test's folder); a log without one is a missing figure. No log: no accuracy run."""
+    try:
+        paths = list_files(pattern)
+    except OSError as error:
+        result.unread.append(f"{pattern}: {_why(error)}")
+        return []
+    expected = []
+    for path in paths:
+        try:
+            figures = lm_eval_figures(read_file(path), path, _test_folder(path))
+        except OSError as error:
+            result.unread.append(f"{path}: {_why(error)}")
+            continue
+        for figure in figures:
+            found.setdefault(figure.name, figure)
+        expected += [f.name for f in figures] or [f"lm_eval's results table in {path}"]
+    return expected
+
+
+def _test_folder(path: str) -> str:
+    return path.rsplit("/", 2)[-2] if path.count("/") >= 1 else ""
 
 
 def _why(error: Exception) -> str:

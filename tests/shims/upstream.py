@@ -154,6 +154,22 @@ def serving_report(tps: float) -> str:
     return f"{' Serving Benchmark Result ':=^50}\n{body}\n{'=' * 50}\n"
 
 
+def lm_eval_output(score: float) -> str:
+    """What lm_eval prints for gsm8k against a server (its make_table markdown), as
+    test_perf_sanity.py's accuracy run saves it to accuracy_eval_gsm8k.<server>.log."""
+    head = ("local-completions (model=/models/llama,base_url=http://node:8000/v1/completions,"
+            "num_concurrent=512), gen_kwargs: (None), limit: None, num_fewshot: None, "
+            "batch_size: 1")  # fmt: skip
+    return (
+        f"{head}\n"
+        "|Tasks|Version|     Filter     |n-shot|  Metric   |   |Value |   |Stderr|\n"
+        "|-----|------:|----------------|-----:|-----------|---|-----:|---|-----:|\n"
+        f"|gsm8k|      3|flexible-extract|     5|exact_match|\u2191  |{score:.4f}|\u00b1  |0.0118|\n"
+        f"|     |       |strict-match    |     5|exact_match|\u2191  |{score - 0.01:.4f}|\u00b1  "
+        "|0.0120|\n\n"
+    )
+
+
 def perf_sanity(argv: list[str]) -> int:
     """The BENCHMARK task of a perf-sanity test: each test of the list writes its client's
     report under --output-dir/<test labels>/ (the server tasks write none)."""
@@ -171,6 +187,11 @@ def perf_sanity(argv: list[str]) -> int:
         path = os.path.join(output, label, "trtllm-benchmark.0.0.log")
         with open(path, "w", encoding="utf-8") as stream:
             stream.write(serving_report(float(os.environ["SHIM_SERVING_TPS"])))
+        score = os.environ.get("SHIM_LM_EVAL_GSM8K")
+        if score is not None:  # the client's accuracy_config ran lm_eval gsm8k on server 0
+            accuracy = os.path.join(output, label, "accuracy_eval_gsm8k.0.log")
+            with open(accuracy, "w", encoding="utf-8") as stream:
+                stream.write(lm_eval_output(float(score)) if score else "lm_eval: no results\n")
         print(f"{test} PASSED")
     return 0
 
