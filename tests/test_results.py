@@ -400,3 +400,24 @@ def test_figures_are_the_same_however_the_log_arrives() -> None:
         assert {f.name: (f.value, f.source) for f in reader.figures()} == {
             f.name: (f.value, f.source) for f in whole.values()
         }, size
+
+
+def test_lm_evals_table_reads_top_level_scores_only() -> None:
+    """A groups table (mmlu): the group's row is the score, its ` - ` subtasks are left out;
+    a row without a task name continues the task above it; a line outside a table ends it."""
+    from scriptast.results.lm_eval_table import lm_eval_figures
+
+    table = (
+        "|      Groups      |Version|Filter|n-shot|Metric|   |Value |   |Stderr|\n"
+        "|------------------|------:|------|------|------|---|-----:|---|-----:|\n"
+        "|mmlu              |      2|none  |      |acc   |\u2191  |0.6800|\u00b1  |0.0037|\n"
+        "| - humanities     |      2|none  |      |acc   |\u2191  |0.6200|\u00b1  |0.0066|\n"
+        "|                  |       |none  |      |acc_n |\u2191  |0.6100|\u00b1  |0.0066|\n"
+        "|wikitext          |      2|none  |      |word_perplexity|\u2193  |9.1200|\u00b1  |N/A|\n"
+        "not a table\n"
+        "|gsm8k|3|strict-match|5|exact_match|\u2191|0.5|\u00b1|0.01|\n"
+    ).encode()
+    found = [(f.name, f.value, f.higher_is_better, f.source.line)
+             for f in lm_eval_figures(table, "a.log", "t1")]  # fmt: skip
+    assert found == [("t1 mmlu acc", 0.68, True, 3),
+                     ("t1 wikitext word_perplexity", 9.12, False, 6)]  # fmt: skip
