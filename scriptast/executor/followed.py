@@ -42,9 +42,6 @@ from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.workdir.write import replace_file
 
-COMPLETING_REASONS = {"TimeLimit": "TIMEOUT", "NodeDown": "NODE_FAIL"}
-"""A job Slurm shows COMPLETING for one of these reasons has been ended by Slurm: its state is
-decided while its processes are given KillWait seconds to go."""
 EXIT_FILE = "run.exit"
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
 read it after the process that ran it has gone."""
@@ -364,9 +361,9 @@ class BatchFollowed(Followed):
             self.restarted()
         self.record.restarts = max(self.record.restarts, row.restarts)
         self.finished = mapped.final
-        decided = COMPLETING_REASONS.get(row.reason) if row.state == "COMPLETING" else None
+        decided = self.backend.decided(row.state, row.reason)
         if decided is not None:
-            # Slurm ended it (its processes get KillWait to go): its state is decided now
+            # the scheduler ended it (its processes are still given time to go)
             self.decided, self.finished = decided, True
 
     def cancel(self) -> None:
@@ -377,7 +374,8 @@ class BatchFollowed(Followed):
         if final is not None:
             return final.state, final.exit_code, final.source
         if self.decided is not None:
-            return self.decided, self.exit_line, f"squeue (COMPLETING, reason {self.record.reason})"
+            shown = f"{self.record.state}, reason {self.record.reason}"
+            return self.decided, self.exit_line, f"squeue ({shown})"
         if self.exit_line is not None:
             return self.record.state, self.exit_line, "the script's exit line"
         return self.record.state, None, None
@@ -551,8 +549,9 @@ def allocation_ending(client: SchedulerClient, followed: Followed, ending: Endin
         return ending
     state: str | None = None
     source = f"allocation {alloc}"
-    if row is not None and row.state == "COMPLETING":
-        state = COMPLETING_REASONS.get(row.reason)
+    decided = followed.backend.decided(row.state, row.reason) if row is not None else None
+    if decided is not None:
+        state = decided
     elif row is not None and followed.backend.state(row.state).final:
         state = row.state
     if row is None or (state is None and followed.backend.state(row.state).final):

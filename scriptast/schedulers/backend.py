@@ -104,16 +104,23 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     """One scheduler. `lower` turns a category's steps into its script form;
     `runs_launch_scripts`: it takes a launch script another tool writes (perf_sanity's
     submit.py writes Slurm batch scripts); `states` maps each of its state names onto JobState
-    (a name it lacks is UNKNOWN). Run launches its jobs as `launch` says (BATCH through
-    `client`, PROCESS here); `allocations`: a job may run as a step of a persistent one."""
+    (a name it lacks is UNKNOWN); `ended_by` the (state, reason) pairs of a job the scheduler
+    has ended while it is still winding down, with the state it ends in. Run launches its jobs
+    as `launch` says (BATCH through `client`, PROCESS here); `allocations`: a job may run as a
+    step of a persistent one."""
 
     name: str
     lower: Callable[[ResolvedJob, JobSteps], Lowered]
     states: Mapping[str, JobState]
+    ended_by: Mapping[tuple[str, str], str] = {}
     launch: str = BATCH
     client: Callable[[Transport], SchedulerClient] | None = None
     runs_launch_scripts: bool = False
     allocations: bool = False
+
+    def decided(self, state: str, reason: str | None) -> str | None:
+        """The state a job shown in `state` for `reason` ends in, when that is decided."""
+        return self.ended_by.get((state, reason or ""))
 
     def state(self, name: str | None) -> JobState:
         """The job state of one of this scheduler's state names (`CANCELLED by 0` too)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from scriptast.contract.axes import SLURM
 from scriptast.schedulers.backend import BATCH, SchedulerBackend, SchedulerClient
 from scriptast.schedulers.slurm.script import lower
-from scriptast.schedulers.slurm.states import SLURM_STATES
+from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
 if TYPE_CHECKING:
     from scriptast.contract.transport import Transport
@@ -25,6 +25,7 @@ BACKEND = SchedulerBackend(
     name=SLURM,
     lower=lower,
     states=SLURM_STATES,
+    ended_by=ENDED_BY,
     launch=BATCH,
     client=_client,
     runs_launch_scripts=True,

@@ -35,6 +35,14 @@ SLURM_STATES: dict[str, JobState] = {
 run); a state not here is UNKNOWN until the next poll."""
 
 
+ENDED_BY: dict[tuple[str, str], str] = {
+    ("COMPLETING", "TimeLimit"): "TIMEOUT",
+    ("COMPLETING", "NodeDown"): "NODE_FAIL",
+}
+"""(state, reason) pairs of a job Slurm has ended while its processes are given KillWait
+seconds to go: the state it ends in is decided already."""
+
+
 def is_final(state: str) -> bool:
     """The Slurm state is one a job does not leave."""
     return SLURM_STATES.get(state, JobState.UNKNOWN).final
