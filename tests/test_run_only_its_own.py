@@ -146,3 +146,23 @@ def test_a_script_elsewhere_is_digest_checked_even_when_forced_outside(
     shutil.copy(work / spec["script_name"], other)  # the same script, kept elsewhere
     copied = runs.run("run", str(work), "--force")
     assert copied.returncode == 0, copied.stderr
+
+
+def test_a_run_json_whose_job_id_names_two_jobs_is_refused(runs: RunSite) -> None:
+    """`1,2` would make squeue and scancel act on two jobs: only an id as sbatch prints it is
+    ever handed to them."""
+    work = runs.emit("two_ids", workflow_type="custom", custom_cmd="sleep 300",
+                     persistent_mode=False)  # fmt: skip
+    assert runs.run("run", str(work), "--detach").returncode == 0
+    ours = record(work)["job_id"]
+    other = _foreign(runs)
+    (work / "run.json").write_text(json.dumps(record(work) | {"job_id": f"{ours},{other}"}))
+    done = runs.run("cancel", str(work))
+    assert done.returncode == 2
+    assert f"its job id '{ours},{other}' is not one the scheduler gave" in done.stderr
+    deadline = time.monotonic() + 30
+    while _state(runs, other) != "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _state(runs, other) == "RUNNING"
+    assert runs.cluster is not None
+    runs.cluster.run("scancel", ours, other)

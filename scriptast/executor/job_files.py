@@ -167,6 +167,24 @@ def torn_files(job: LoadedJob) -> list[str]:
     return torn
 
 
+class Submitted(msgspec.Struct, frozen=True, kw_only=True):
+    """What the scheduler and the process table show of a job run submitted: the folder it
+    runs in (a remote job's cluster work dir), its name, and its script's path as submitted."""
+
+    folder: str
+    name: str
+    script: str
+
+
+def as_submitted(job: LoadedJob) -> Submitted:
+    """The job as run submits it (the script goes to the cluster work dir of a remote job)."""
+    remote = job.spec.transport != LOCAL
+    folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
+    script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
+    name = job.spec.logs.job_name or posixpath.basename(job.script)
+    return Submitted(folder=folder, name=name, script=script)
+
+
 def log_files(job: LoadedJob, job_id: str) -> tuple[str, str | None]:
     """The job's output and error files (None: stderr goes to the output) once the scheduler
     gave it `job_id`, from the logs job_spec.json names (cluster paths for a remote job)."""

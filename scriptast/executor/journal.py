@@ -13,8 +13,8 @@ import msgspec
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
-from scriptast.executor.job_files import LoadedJob, container_name, log_files
-from scriptast.executor.launch.process import WRAPPER
+from scriptast.executor.job_files import LoadedJob, as_submitted, container_name, log_files
+from scriptast.executor.launch.process import is_wrapper
 from scriptast.schedulers.backend import SchedulerClient
 
 SUBMITTING = "SUBMITTING"
@@ -25,9 +25,8 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
     """`record` (state SUBMITTING) with the id of the job its run submitted and never recorded,
     or RunError saying nothing of that submission is running."""
     remote = job.spec.transport != LOCAL
-    folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
-    name = job.spec.logs.job_name or posixpath.basename(job.script)
-    script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
+    submitted = as_submitted(job)
+    folder, name, script = submitted.folder, submitted.name, submitted.script
     batch = record.submit_command[:1] == ("sbatch",)
     if batch and client is not None:
         ids = client.find(name, script)
@@ -84,7 +83,7 @@ def _wrapper_in(folder: str) -> int | None:
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as stream:
                 argv = stream.read().split(b"\0")
-            if argv[:4] != [b"/bin/sh", b"-c", WRAPPER.encode(), b"scriptast-job"]:
+            if not is_wrapper(argv):
                 continue
             if os.path.realpath(os.readlink(f"/proc/{entry}/cwd")) == os.path.realpath(folder):
                 return int(entry)

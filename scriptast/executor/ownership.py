@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shlex
 
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
-from scriptast.executor.job_files import LoadedJob
-from scriptast.executor.launch.process import WRAPPER
+from scriptast.executor.job_files import LoadedJob, as_submitted
+from scriptast.executor.launch.process import is_wrapper
 from scriptast.schedulers.backend import SchedulerClient
 from scriptast.schedulers.slurm.allocation import ALLOCATION_NAME
 
@@ -29,13 +30,13 @@ def check_ours(
     allocation (this user's persistent allocation) and its process (the wrapper run started,
     in this work dir)."""
     remote = job.spec.transport != LOCAL
-    folder = (job.spec.remote_work_dir or job.work_dir) if remote else job.work_dir
-    why: str | None = None
-    if record.job_id and record.pid is None and client is not None:
-        script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
-        name = job.spec.logs.job_name or posixpath.basename(job.script)
+    submitted = as_submitted(job)
+    folder = submitted.folder
+    why = _malformed(record)
+    if why is None and record.job_id and record.pid is None and client is not None:
         digest = job.spec.files.get(posixpath.relpath(job.script, job.work_dir))
-        why = client.not_ours(record.job_id, name=name, script=script, script_sha256=digest)
+        why = client.not_ours(record.job_id, name=submitted.name, script=submitted.script,
+                              script_sha256=digest)  # fmt: skip
     if why is None and record.allocation_id and client is not None:
         why = client.not_ours(record.allocation_id, name=ALLOCATION_NAME)
     if why is None and record.pid is not None:
@@ -46,6 +47,18 @@ def check_ours(
             f"{job.work_dir}/run.json names {ident}, which is not this work dir's ({why}): "
             "nothing was done to it"
         )
+
+
+JOB_ID = re.compile(r"\d+(?:_\d+)?")
+"""A Slurm job id as sbatch and salloc print it (an array task's too): nothing else is ever
+handed to scancel or squeue from run.json (`1,2` would name two jobs)."""
+
+
+def _malformed(record: RunRecord) -> str | None:
+    for what, value in (("job", record.job_id), ("allocation", record.allocation_id)):
+        if value is not None and not JOB_ID.fullmatch(value):
+            return f"its {what} id {value!r} is not one the scheduler gave"
+    return None
 
 
 def _process_not_ours(pid: int, folder: str, transport: Transport | None) -> str | None:
@@ -68,7 +81,7 @@ def _process_not_ours(pid: int, folder: str, transport: Transport | None) -> str
             return None
         lines = shown.out.split("\n")
         cwd, argv = lines[0], [word.encode() for word in lines[1:]]
-    if argv[:4] != [b"/bin/sh", b"-c", WRAPPER.encode(), b"scriptast-job"]:
+    if not is_wrapper(argv):
         words = shlex.join(a.decode("utf-8", "replace") for a in argv[:3])
         return f"process {pid} is not a job scriptast started: {words[:200]}"
     same = os.path.realpath(cwd) == os.path.realpath(folder) if transport is None else cwd == folder

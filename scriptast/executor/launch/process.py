@@ -16,6 +16,13 @@ from scriptast.executor.options import Writer
 
 WRAPPER = 'rc=0; "$@" || rc=$?; printf "%s\\n" "$rc" >"$SCRIPTAST_EXIT_FILE"; exit "$rc"'
 """Runs a process job and writes its exit code where `watch` finds it (no pipe hides it)."""
+WRAPPER_ARGV = ("/bin/sh", "-c", WRAPPER, "scriptast-job")
+"""The wrapper's argv before the job's own: how its process is known in the process table."""
+
+
+def is_wrapper(argv: list[bytes]) -> bool:
+    """A process's argv (as /proc/PID/cmdline splits it) is scriptast's wrapper's."""
+    return argv[: len(WRAPPER_ARGV)] == [word.encode() for word in WRAPPER_ARGV]
 
 
 def start(job: LoadedJob, argv: list[str], out: str, err: str,
@@ -29,7 +36,7 @@ def start(job: LoadedJob, argv: list[str], out: str, err: str,
     try:
         with fresh_log(out) as out_stream, fresh_log(err, out) as err_stream:
             return subprocess.Popen(
-                ["/bin/sh", "-c", WRAPPER, "scriptast-job", *argv],
+                [*WRAPPER_ARGV, *argv],
                 stdout=out_stream,
                 stderr=err_stream if err != out else subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
