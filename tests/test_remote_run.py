@@ -281,6 +281,9 @@ def test_a_sent_file_is_checked_before_it_is_renamed_into_place(
     assert wrong.code != 0 and "sha256" in wrong.err
     assert target.read_text() == "what was there\n"
     assert sorted(p.name for p in folder.iterdir()) == ["job.slurm"]
+    planted = tmp_path / f"planted_{kind}"
+    forged = sender.put(str(target), b"new\n", sha256=f"$(touch {planted})")  # job_spec's text
+    assert forged.code != 0 and not planted.exists() and target.read_text() == "what was there\n"
     right = sender.put(str(target), b"new\n", sha256=hashlib.sha256(b"new\n").hexdigest())
     assert right.code == 0 and target.read_text() == "new\n"
 

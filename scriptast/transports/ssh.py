@@ -187,6 +187,8 @@ class SshTransport:
         mode = "755" if executable else "644"
         check = ""
         if sha256 is not None:
+            if not re.fullmatch(r"[0-9a-f]{64}", sha256):  # it comes from job_spec.json
+                return Completed(code=2, out="", err=f"{sha256!r} is not a sha256 digest")
             check = (
                 f'sum=$(sha256sum < {temporary}) && [ "${{sum%% *}}" = {shlex.quote(sha256)} ] '
                 f'|| {{ echo "sha256 of the sent file is ${{sum%% *}}, expected {sha256}" >&2; '
