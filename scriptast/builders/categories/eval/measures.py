@@ -9,8 +9,6 @@ import json
 import os
 import posixpath
 
-import yaml
-
 from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.categories.eval.work import EvalWork
 from scriptast.builders.resolution.job import ResolvedJob
@@ -73,6 +71,8 @@ def _llm_api_specs(job: ResolvedJob, argv: list[str]) -> tuple[str | None, str |
         return None, None, None
     if job.placement.remote:
         return None, None, f"{path} is on the cluster"
+    import yaml  # only for an eval that names an options file
+
     local = path if posixpath.isabs(path) else posixpath.join(job.project_path, path)
     try:
         data, _ = regular_file_bytes(local, 1 << 20)
