@@ -10,6 +10,7 @@ import posixpath
 import subprocess
 from collections.abc import Sequence
 
+from scriptast.common.new_files import created_anew
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
@@ -108,8 +109,7 @@ def _put(path: str, data: bytes, executable: bool, sha256: str | None) -> Comple
     temporary = posixpath.join(folder, f".{name}.scriptast-{os.getpid()}.tmp")
     try:
         os.makedirs(folder, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        descriptor = os.open(temporary, flags, 0o755 if executable else 0o644)
+        descriptor = created_anew(temporary, 0o755 if executable else 0o644)
         try:
             os.write(descriptor, data)
             os.fsync(descriptor)

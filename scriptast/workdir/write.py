@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from scriptast.common.new_files import created_anew
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.errors import ScriptastError
 
@@ -408,10 +409,7 @@ def replace_file(path: str, text: str | bytes) -> None:
     data = text.encode() if isinstance(text, str) else text
     for attempt in range(3):
         try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)  # this process's own name: a link planted there goes
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            descriptor = os.open(temporary, flags, 0o644)
+            descriptor = created_anew(temporary)  # this process's own name
             try:
                 os.write(descriptor, data)
                 os.fsync(descriptor)

@@ -3,13 +3,12 @@ as emit wrote them, the log folders made, and the run record's first fields."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import posixpath
 import socket
-import stat
 from typing import BinaryIO
 
+from scriptast.common.new_files import created_anew
 from scriptast.contract.run_record import RECORD_VERSION, RUN_FILE, RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.followed import utc_now
@@ -50,11 +49,7 @@ def fresh_log(path: str, same_as: str | None = None) -> BinaryIO:
     if same_as == path:
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         return os.fdopen(descriptor, "ab")
-    with contextlib.suppress(FileNotFoundError):
-        if not stat.S_ISDIR(os.lstat(path).st_mode):
-            os.unlink(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.fdopen(os.open(path, flags, 0o644), "wb")
+    return os.fdopen(created_anew(path), "wb")
 
 
 def check_writable(job: LoadedJob) -> None:

@@ -14,6 +14,7 @@ import shlex
 import time
 from collections.abc import Callable
 
+from scriptast.common.new_files import created_anew
 from scriptast.contract.run_record import RUN_FILE, RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
@@ -150,10 +151,7 @@ class RemoteContext:
         os.makedirs(posixpath.dirname(target), exist_ok=True)
         folder, name = posixpath.split(target)
         temporary = posixpath.join(folder, f".{name}.scriptast-{os.getpid()}.part")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        descriptor = os.open(temporary, flags, 0o644)
+        descriptor = created_anew(temporary)
         try:
             with os.fdopen(descriptor, "wb") as stream:
                 quoted = shlex.quote(remote)
