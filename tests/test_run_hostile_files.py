@@ -143,3 +143,27 @@ def test_the_live_stream_escapes_controls_across_reads(
     out = b"".join(stream(chunk) for chunk in chunks) + stream.flush()
     assert out == expected
     assert shown("ok\x1b[0m") == "ok\\x1b[0m"
+
+
+def test_a_cluster_log_that_is_a_link_is_never_read_through(tmp_path: Path) -> None:
+    """The follower a remote log gets (here through the local transport, the same commands)
+    refuses a link at the log path: nothing of its target is handed on, not even at the end."""
+    import time
+
+    from scriptast.executor.log_tail import RemoteLogTail
+    from scriptast.transports.local import LocalTransport
+
+    secret = tmp_path / "id_rsa"
+    secret.write_text(SECRET + "\n")
+    log = tmp_path / "job_42.out"
+    log.symlink_to(secret)
+    seen: list[bytes] = []
+    sink = LineSink(seen.append, None)
+    tail = RemoteLogTail(str(log), LogScanner(str(log), [], []), sink, LocalTransport())
+    deadline = time.monotonic() + 10
+    while tail.refused is None and time.monotonic() < deadline:
+        tail.read()
+        time.sleep(0.1)
+    tail.close()
+    assert tail.refused == "a symbolic link: never read through"
+    assert seen == [] and tail.offset == 0

@@ -18,6 +18,12 @@ from scriptast.executor.judge import LogScanner
 from scriptast.executor.shown import ShownStream
 
 CHUNK = 1 << 20
+REFUSED_LINK, REFUSED_KIND = 3, 4
+REFUSALS = {
+    REFUSED_LINK: "a symbolic link: never read through",
+    REFUSED_KIND: "not a regular file (a FIFO, a device or a folder): not read",
+}
+"""How a cluster's log follower ends when the log is no file to follow, and what that says."""
 MOST_PENDING = 4 * CHUNK
 """Bytes of a cluster log received and not yet read: past this the receiving thread waits."""
 MOST_HELD = 1 << 16
@@ -67,13 +73,13 @@ class LogTail:
             descriptor = os.open(self.path, flags)
         except OSError as error:
             if error.errno == errno.ELOOP:
-                self.refused = "a symbolic link: never read through"
+                self.refused = REFUSALS[REFUSED_LINK]
             return 0
         total = 0
         try:
             status = os.fstat(descriptor)
             if not stat.S_ISREG(status.st_mode):
-                self.refused = "not a regular file (a FIFO, a device or a folder): not read"
+                self.refused = REFUSALS[REFUSED_KIND]
                 return 0
             size = status.st_size
             if size < self.offset:
@@ -165,6 +171,7 @@ class RemoteLogTail:
         self._pid_read = threading.Event()
         self._process = self.transport.stream(
             f"echo $$; while [ ! -e {quoted} ]; do sleep 0.2; done; "
+            f"[ -L {quoted} ] && exit {REFUSED_LINK}; [ -f {quoted} ] || exit {REFUSED_KIND}; "
             f"exec tail -c +{self.offset + 1} -F -s 0.2 -- {quoted} 2>/dev/null"
         )
         self._reader = threading.Thread(target=self._collect, daemon=True)
@@ -195,9 +202,15 @@ class RemoteLogTail:
     def read(self) -> int:
         """Hand on what arrived since the last read; bytes handed on. A follower that ended
         (the master dropped) is started again from the last offset."""
+        if self.refused is not None:
+            return 0
         if self._process is None:
             self._start()
         elif self._process.poll() is not None and self._reader is not None:
+            if self._process.returncode in REFUSALS:
+                self.refused = REFUSALS[self._process.returncode]
+                self._process = None
+                return 0
             self._end_there()
             self._drain()
             self._reader.join(timeout=5)
@@ -251,7 +264,10 @@ class RemoteLogTail:
             if self._reader is not None:
                 self._reader.join(timeout=5)
             self._drain()
-        rest = f"tail -c +{self.offset + 1} -- {shlex.quote(self.path)} 2>/dev/null"
+        if self.refused is not None:
+            return
+        quoted = shlex.quote(self.path)
+        rest = f"test ! -L {quoted} && exec tail -c +{self.offset + 1} -- {quoted} 2>/dev/null"
         streamed(self.transport, rest, self._hand_on)
 
 
