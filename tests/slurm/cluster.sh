@@ -15,9 +15,10 @@ install_deps() {
     # fish is not Slurm's: the shell-quoting tests run it for real; openssh-server is the remote
     # cluster's front door in the tests of `scriptast run` on remote_slurm; slurmdbd and MariaDB
     # turn accounting on (sacct) for the cluster `up DIR accounting` starts; tmux shows what a
-    # terminal shows of `scriptast run` (its status line).
+    # terminal shows of `scriptast run` (its status line); procps has pgrep, which the remote
+    # tests use to see what is left running on the login node.
     local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish
-        openssh-server openssh-client slurmdbd mariadb-server tmux)
+        openssh-server openssh-client slurmdbd mariadb-server tmux procps)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
