@@ -531,6 +531,9 @@ class RemoteStepFollowed(Followed):
         return allocation_ending(self.client, self, (state, code, source))
 
 
+ALLOCATION_SETTLE = 60.0
+"""How long a step's allocation that is winding down (its KillWait) is waited for to show how
+it ended."""
 ALLOCATION_ENDS = frozenset({JobState.TIMEOUT, JobState.NODE_FAIL, JobState.CANCELLED,
                              JobState.OUT_OF_MEMORY})  # fmt: skip
 """An allocation that ended so ended the steps in it: the step is judged by it."""
@@ -544,6 +547,14 @@ def allocation_ending(client: SchedulerClient, followed: Followed, ending: Endin
     if not alloc:
         return ending
     rows = client.queue([alloc])
+    deadline = time.monotonic() + ALLOCATION_SETTLE
+    while rows and alloc in rows and followed.backend.winding_down(rows[alloc].state):
+        if followed.backend.decided(rows[alloc].state, rows[alloc].reason) is not None:
+            break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.5)  # ended (a cancel, say) and still winding down: its state follows
+        rows = client.queue([alloc])
     row = (rows or {}).get(alloc)
     if rows is None:
         return ending

@@ -118,6 +118,11 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     runs_launch_scripts: bool = False
     allocations: bool = False
 
+    def winding_down(self, state: str) -> bool:
+        """A job in `state` has been ended and its processes are still going (its final state
+        follows in seconds)."""
+        return any(state == ending for ending, _ in self.ended_by)
+
     def decided(self, state: str, reason: str | None) -> str | None:
         """The state a job shown in `state` for `reason` ends in, when that is decided."""
         return self.ended_by.get((state, reason or ""))
