@@ -9,10 +9,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from scriptast.builders.request.read import build_request
+from scriptast.contract.measured import Measures
 from scriptast.pipeline.emit_job import generate, write_outputs
+from scriptast.results.judging import expected_figures
 from tests.site import Site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +40,21 @@ def test_an_eval_names_its_tasks_model_and_samples(site: Site) -> None:
         "tasks": ["mmlu"],
         "num_samples": 100,
     }
+
+
+@pytest.mark.parametrize(
+    ("task", "tasks", "figure"),
+    [
+        ("covost2 --lang_pair en_zh-CN", ["covost2_en_zh-CN"], "covost2_en_zh-CN bleu"),
+        ("covost2", ["covost2_en_de"], "covost2_en_de bleu"),  # upstream's default pair
+    ],
+)
+def test_a_covost2_eval_is_judged_on_the_bleu_of_its_language_pair(
+    site: Site, task: str, tasks: list[str], figure: str
+) -> None:
+    spec = job_spec(site, workflow_type="eval", eval_cmd=f"trtllm-eval --model {LLAMA} {task}")
+    assert spec["measures"]["tasks"] == tasks
+    assert expected_figures(msgspec.convert(spec["measures"], Measures)) == [figure]
 
 
 def test_an_eval_reads_the_checkpoints_quantization(site: Site) -> None:

@@ -130,6 +130,64 @@ def test_rouge_is_read_for_beam_zero_only() -> None:
     assert (found["cnn_dailymail rouge1"].value, found["cnn_dailymail rouge2"].value) == (29.5, 9.1)
 
 
+def scanned(reader: EvalLines, text: str, chunk: int = 16 * 1024) -> dict[str, float]:
+    """What the reader takes from a log fed to the scanner as `run` feeds it, `chunk` bytes at
+    a time (the reader then sees blocks, and looks only at those holding its words)."""
+    scanner = LogScanner("job.out", (), (), reader=reader)
+    data = text.encode()
+    for offset in range(0, len(data), chunk):
+        scanner.feed(data[offset : offset + chunk])
+    scanner.close()
+    return {f.name: f.value for f in reader.figures()}
+
+
+NAMED_ONLY = (
+    "Beam 0 rouge scores:\n  rouge1: 29.5\n"
+    "[TRT-LLM] [I] audio ASR WER: 7.25\n"
+    "[TRT-LLM] [I] CoVoST2 [en_de] corpus BLEU = 25.10 (sys_len=1, ref_len=1, precisions=[])\n"
+)
+
+
+def test_the_rouge_wer_and_bleu_lines_are_read_when_their_task_is_named() -> None:
+    named = EvalLines(("cnn_dailymail", "voxpopuli", "covost2_en_de"))
+    assert scanned(named, NAMED_ONLY) == {
+        "cnn_dailymail rouge1": 29.5, "voxpopuli wer": 7.25, "covost2_en_de bleu": 25.1}  # fmt: skip
+    # a command that names no task is watched for accuracy lines and NeMo-Skills' results only:
+    # those three tasks' commands always name them
+    assert scanned(EvalLines(), NAMED_ONLY) == {}
+
+
+@pytest.mark.parametrize(
+    ("message", "name", "value"),
+    [
+        ("NeMo-Skills gpqa results:\n  accuracy        = 71.21%  (141/198)\n"
+         "  no_answer       = 1.01%  (2/198)", "gpqa accuracy", 71.21),
+        ("NeMo-Skills scicode results (65 problems, 288 subtasks):\n"
+         "  problem_accuracy = 7.69%  (5/65)\n  subtask_accuracy = 30.21%  (87/288)",
+         "scicode accuracy", 7.69),
+        ("NeMo-Skills hle (hle-aa) results (judge=self, 50 samples):\n"
+         "  accuracy = 12.00%  (6/50)", "hle accuracy", 12.0),
+        ("NeMo-Skills arena-hard results (judge=self, 20 questions, 40 games):\n"
+         "  win_rate_vs_baseline = 61.50%  (95% CI +3.10/-2.90; baseline gpt-4-0314 = 50)\n"
+         "  invalid_judgements   = 0", "arena-hard win_rate_vs_baseline", 61.5),
+        ("NeMo-Skills ifbench results (294 samples):\n"
+         "  strict  prompt-level=40.14%  instruction-level=45.10%\n"
+         "  loose   prompt-level=44.22%  instruction-level=48.50%",
+         "ifbench strict prompt-level accuracy", 40.14),
+    ],
+)  # fmt: skip
+def test_each_nemo_skills_results_message_is_its_score(
+    message: str, name: str, value: float
+) -> None:
+    """nemo_skills_eval.py logs one multi-line message a benchmark; the score is on the line
+    its evaluator returns. Read with no task named (its commands are not task words), and
+    with the message cut between the header and the score by the chunk size."""
+    log = "x" * 100 + "\n" + f"[12/06/2026-10:00:00] [TRT-LLM] [I] {message}\n"
+    assert scanned(EvalLines(), log) == {name: value}
+    cut = log.index("\n", 102) + 1  # the header's line ends the first chunk
+    assert scanned(EvalLines(), log, chunk=cut) == {name: value}
+
+
 def test_the_stand_ins_eval_lines_are_read() -> None:
     said = upstream("trtllm-eval", "--model", LLAMA, "mmlu", "gsm8k", SHIM_EVAL_MODE="upstream",
                     SHIM_EVAL_ACCURACY="70.5")  # fmt: skip

@@ -28,34 +28,47 @@ _BEAM = re.compile(r"Beam (\d+) rouge scores:")
 _ROUGE = re.compile(r"(?:^|\s)(rouge1|rouge2|rougeL|rougeLsum): " + _N)
 _ASR = re.compile(r"audio ASR WER: " + _N)
 _BLEU = re.compile(r"CoVoST2 \[(\S+)\] corpus BLEU = " + _N)
-_NEMO_HEAD = re.compile(r"NeMo-Skills (\S+) results")
-_NEMO_ACCURACY = re.compile(r"(?:^|\s)accuracy\s+= " + _N + r"%\s+\((\d+)/(\d+)\)")
+_NEMO_HEAD = re.compile(r"NeMo-Skills (\S+)(?: \([^)]*\))? results")
+_NEMO_ACCURACY = re.compile(r"(?:^|\s)(?:problem_)?accuracy\s+= " + _N + r"%\s+\((\d+)/(\d+)\)")
 _NEMO_PASS = re.compile(r"pass@1 \(avg-of-\d+\) = " + _N + r"%")
-_WORDS = ("accuracy", "Accuracy", "rouge", "WER", "BLEU", "NeMo-Skills", "pass@1")
+_NEMO_WIN_RATE = re.compile(r"win_rate_vs_baseline = " + _N + r"%")
+_NEMO_IFBENCH = re.compile(r"strict\s+prompt-level=" + _N + r"%")
+_WORDS = ("accuracy", "Accuracy", "rouge", "WER", "BLEU", "NeMo-Skills", "pass@1", "win_rate",
+          "prompt-level")  # fmt: skip
 
 
 TASK_KEYWORDS: dict[str, tuple[bytes, ...]] = {
     "cnn_dailymail": (b"rouge",),
     "voxpopuli": (b"WER",),
     "covost2": (b"BLEU",),
-    "nemo_skills": (b"NeMo-Skills", b"ccuracy", b"pass@1"),
 }
-"""The words a task's score lines hold (any other task's: `ccuracy`, of accuracy or Accuracy)."""
+"""The words the score lines of a task that prints no `accuracy` hold."""
+ACCURACY = (b"ccuracy",)
+"""What every other task's score line holds (of accuracy or Accuracy)."""
+ANY_TASK = (b"ccuracy", b"NeMo-Skills")
+"""What a log is watched for when its command names no task this reader knows: an accuracy
+line, as lm-eval's and every evaluator but the three above print one, or a NeMo-Skills
+benchmark's results (its commands are many: gpqa_ns, scicode_ns, hle_aa, aa_lcr, ...). The
+rouge, WER and BLEU lines are read when their task is named: their commands name it."""
+NEMO_SCORES = (b"pass@1", b"win_rate_vs_baseline", b"prompt-level")
+"""The words of a NeMo-Skills score line that holds no `accuracy`, watched for once a results
+header was seen (the score is on a line of the header's message)."""
 
 
 def _keywords(task: str) -> tuple[bytes, ...]:
-    return TASK_KEYWORDS.get(task, (b"ccuracy",))
+    return TASK_KEYWORDS.get("covost2" if task.startswith("covost2_") else task, ACCURACY)
 
 
 class EvalLines(KeywordLines):
-    """Reads a log's score lines as they come (the lines of `tasks`' scores; of every task's
-    when none is named). Two lines depend on an earlier one: the rouge
-    scores follow `Beam N rouge scores:` (beam 0 is the score), and a NeMo-Skills score
-    follows its results header."""
+    """Reads a log's score lines as they come: those of `tasks`' scores, or when none is named
+    those of any task that prints an accuracy, and NeMo-Skills' results (ANY_TASK). Two lines
+    depend on an earlier one: the rouge scores follow `Beam N rouge scores:` (beam 0 is the
+    score), and a NeMo-Skills score follows its results header."""
 
     def __init__(self, tasks: tuple[str, ...] = ()) -> None:
-        keywords = tuple(dict.fromkeys(k for t in tasks or TASK_KEYWORDS for k in _keywords(t)))
-        super().__init__(keywords)
+        watch = tuple(dict.fromkeys(k for t in tasks for k in _keywords(t))) or ANY_TASK
+        keywords = (*watch, *NEMO_SCORES) if b"NeMo-Skills" in watch else watch
+        super().__init__(keywords, watch)
         self.found: dict[str, Figure] = {}
         self._beam: int | None = None
         self._nemo: str | None = None
@@ -99,10 +112,23 @@ class EvalLines(KeywordLines):
             self._keep("cnn_dailymail", matched.group(1), matched.group(2), where)
         elif matched := _NEMO_HEAD.search(text):
             self._nemo = matched.group(1)
-        elif self._nemo and (matched := _NEMO_ACCURACY.search(text)):
-            self._keep(self._nemo, "accuracy", matched.group(1), where, int(matched.group(3)))
-        elif self._nemo and (matched := _NEMO_PASS.search(text)):
-            self._keep(self._nemo, "accuracy", matched.group(1), where)
+            self.watch = tuple(dict.fromkeys((*self.watch, *NEMO_SCORES)))
+        elif self._nemo:
+            return self._nemo_score(self._nemo, text, where)
+        else:
+            return False
+        return True
+
+    def _nemo_score(self, task: str, text: str, where: Source) -> bool:
+        """The score line of a NeMo-Skills results message: what its evaluator returns."""
+        if matched := _NEMO_ACCURACY.search(text):
+            self._keep(task, "accuracy", matched.group(1), where, int(matched.group(3)))
+        elif matched := _NEMO_PASS.search(text):
+            self._keep(task, "accuracy", matched.group(1), where)
+        elif matched := _NEMO_WIN_RATE.search(text):
+            self._keep(task, "win_rate_vs_baseline", matched.group(1), where)
+        elif matched := _NEMO_IFBENCH.search(text):
+            self._keep(task, "strict prompt-level accuracy", matched.group(1), where)
         else:
             return False
         return True

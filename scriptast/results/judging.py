@@ -65,6 +65,8 @@ def expected_figures(measures: Measures) -> list[str]:
 def task_figure(task: str) -> str:
     """The figure a trtllm-eval task's score is read as."""
     task = LM_EVAL_TASKS.get(task, task)
+    if task.startswith("covost2_"):
+        return f"{task} bleu"
     return SPECIAL_FIGURES.get(task, f"{task} accuracy")
 
 

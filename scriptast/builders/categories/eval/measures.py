@@ -29,6 +29,7 @@ TASK_COMMANDS = frozenset(
         "longbench_v1",
         "longbench_v2",
         "voxpopuli",
+        "covost2",
     }
 )
 """trtllm-eval's task commands (tensorrt_llm/commands/eval.py adds one per evaluator)."""
@@ -43,6 +44,9 @@ def measures(job: ResolvedJob) -> Measures | None:
     argv = [t.value for t in tokenize(eval_cmd, "eval_cmd") if t.kind == "word"]
     model = flag_value(argv, "--model")
     tasks = tuple(dict.fromkeys(word for word in argv if word in TASK_COMMANDS))
+    if "covost2" in tasks:  # its score is named by its language pair (en_de by default)
+        pair = flag_value(argv, "--lang_pair") or "en_de"
+        tasks = tuple(f"covost2_{pair}" if task == "covost2" else task for task in tasks)
     samples = flag_value(argv, "--num_samples")
     quant, kv, known = _quantization(job, model)
     dtype, spec_dec, unread = _llm_api_specs(job, argv)
