@@ -489,16 +489,17 @@ def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
 
 
 def test_an_option_the_clusters_release_lacks_is_refused_before_writing(site: Site) -> None:
-    """submit.py writes `#SBATCH --segment` (Slurm 24.05+) whatever the cluster runs; on 22.05
-    sbatch refuses the script, so emit does, naming the option and the release, and `verify`
-    with the same slurm_env.json agrees."""
-    site.write_slurm_env(probe={"host": "login-01", "slurm_version": "22.05.8"})
+    """submit.py writes `#SBATCH --segment` (Slurm 24.05+) whatever the cluster runs. On 23.11
+    (block topology, no --segment) sbatch refuses the script and placement without it would
+    differ, so emit refuses it, naming the option and the release, and `verify` with the same
+    slurm_env.json agrees."""
+    site.write_slurm_env(probe={"host": "login-01", "slurm_version": "23.11.4"})
     fields = {"workflow_type": "perf_sanity", "perf_config_yaml": AGGR}
     with pytest.raises(ResolveError) as caught:
         _generate(site, perf_test_name="llama_8b_tp4", **fields)
     assert str(caught.value).startswith(
         "the launch script submit.py wrote (slurm_launch.sh:3) uses --segment needs Slurm "
-        "24.05 or later; the cluster runs 22.05.8: sbatch there refuses it"
+        "24.05 or later; the cluster runs 23.11.4: sbatch there refuses it"
     )
     assert not site.work("job").exists()
     site.write_slurm_env()
@@ -515,6 +516,28 @@ def test_an_option_the_clusters_release_lacks_is_refused_before_writing(site: Si
     assert f"{launch}:3: --segment needs Slurm 24.05 or later; the cluster runs 22.05.8" in (
         verdict.stderr
     )
+
+
+def test_a_segment_is_left_out_where_slurm_has_no_block_topology(site: Site) -> None:
+    """Before 23.11 a cluster has no blocks to cut segments from: the line becomes a comment
+    that says why, the job is written, and its script passes verify against that cluster."""
+    site.write_slurm_env(probe={"host": "login-01", "slurm_version": "22.05.8"})
+    output = _generate(site, workflow_type="perf_sanity", perf_config_yaml=AGGR,
+                       perf_test_name="llama_8b_tp4")  # fmt: skip
+    text = _text(output, "slurm_launch.sh")
+    why = ("--segment=1 left out: Slurm 22.05.8 has no block topology (topology/block came in "
+           "23.11, --segment in 24.05), so no segment can be asked for there")  # fmt: skip
+    assert text.splitlines()[2] == f"# scriptast: {why}"
+    assert "#SBATCH --segment" not in text
+    assert f"the launch script submit.py wrote: {why}" in output.job.warnings
+    launch = site.root / "slurm_launch.sh"
+    launch.write_text(text)
+    verdict = subprocess.run(
+        [console_script(), "verify", str(launch), "--slurm-env-file", str(site.slurm_env)],
+        capture_output=True,
+        text=True,
+    )
+    assert "--segment" not in verdict.stderr + verdict.stdout
 
 
 @pytest.mark.parametrize(

@@ -211,3 +211,26 @@ def test_the_table_of_several_jobs_shows_each_headline_figure(
     assert "output_throughput 4800.50 (+300.50)" in table[1] and table[1].endswith(str(bench))
     assert "10/10 passed" in table[2] and table[2].endswith(str(tests))
     assert table[3] == "2 PASSED"
+
+
+def test_a_perf_sanity_run_is_judged_by_its_clients_figures_on_slurm(runs: RunSite) -> None:
+    """submit.py's launch script, run by sbatch on the loopback Slurm 22.05 (its `--segment`
+    left out: no block topology there): the stand-in pytest writes each benchmark client's log
+    where test_perf_sanity.py does, and `run` judges the job by their figures."""
+    from tests.cases import PERF_CONFIG
+
+    work = runs.emit("perf", workflow_type="perf_sanity", perf_config_yaml=f"@repo/{PERF_CONFIG}",
+                     perf_test_name="llama_8b_tp4")  # fmt: skip
+    assert "# scriptast: --segment=1 left out" in (work / "slurm_launch.sh").read_text()
+    done = runs.run("run", str(work), SHIM_SERVING_TPS="2048")
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "PASSED"
+    client = "aggr-llama_8b_aggr-llama_8b_tp4 0.0"
+    throughput = figure(found, f"{client} token_throughput")
+    assert throughput["value"] == 2048.0 and throughput["headline"] is True
+    assert throughput["source"]["file"] == str(
+        work / "aggr-llama_8b_aggr-llama_8b_tp4/trtllm-benchmark.0.0.log"
+    )
+    assert len(found["figures"]) == 16 and not found.get("missing")
+    assert f"{client} token_throughput 2048.00" in done.stdout

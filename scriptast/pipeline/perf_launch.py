@@ -5,6 +5,7 @@ launch script for the values job_spec.json and the summary report."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 
 import msgspec
@@ -22,6 +23,7 @@ from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.emitters.perf_argv import submit_argv
 from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
+from scriptast.model.slurm_options import release_key
 from scriptast.model.submit_call import SubmitPlan
 from scriptast.pipeline.file_set import Made, OutputFile
 from scriptast.pipeline.job_spec import LaunchFacts
@@ -77,9 +79,12 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
             f"the launch script submit.py wrote asks for more than scriptast passed it: "
             f"{beyond[0]}; nothing was written"
         )
-    read, facts = _read_launch(main.text, job)
-    read = _checked_against_cluster(main.text, read, env)
-    main = OutputFile(main.path, main.text, executable=True)
+    text, left_out = without_segment(main.text, env)
+    read, facts = _read_launch(text, job)
+    if left_out:
+        read = msgspec.structs.replace(read, warnings=(*read.warnings, left_out))
+    read = _checked_against_cluster(text, read, env)
+    main = OutputFile(main.path, text, executable=True)
     others = tuple(files[path] for path in sorted(files))
     return Made(
         job=read,
@@ -92,6 +97,31 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         launch=facts,
         submit_argv=tuple(argv),
     )
+
+
+BLOCK_TOPOLOGY = "23.11"
+"""The release that brought topology/block, the only topology `--segment` means anything to."""
+_SEGMENT = re.compile(r"^#SBATCH[ \t]+--segment(?:=|[ \t]+)(\S+)[ \t]*$", re.MULTILINE)
+
+
+def without_segment(text: str, env: SlurmEnv) -> tuple[str, str | None]:
+    """submit.py writes `#SBATCH --segment=N` (Slurm 24.05+) whatever the cluster runs. On a
+    release older than topology/block no segment can be asked for or meant (segments are cut
+    from blocks), so the line is kept as a comment and said: sbatch would refuse it. From 23.11
+    on a cluster may have blocks, and placement without it would differ: it stays, and the
+    check against the cluster refuses it before 24.05."""
+    version = env.probe.slurm_version if env.probe else None
+    matched = _SEGMENT.search(text)
+    if matched is None or not version or not release_key(version):
+        return text, None
+    if release_key(version) >= release_key(BLOCK_TOPOLOGY):
+        return text, None
+    why = (f"--segment={matched.group(1)} left out: Slurm {version} has no block topology "
+           f"(topology/block came in {BLOCK_TOPOLOGY}, --segment in 24.05), so no segment "
+           "can be asked for there")  # fmt: skip
+    line = f"# scriptast: {why}"
+    said = f"the launch script submit.py wrote: {why}"
+    return text[: matched.start()] + line + text[matched.end() :], said
 
 
 def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> ResolvedJob:

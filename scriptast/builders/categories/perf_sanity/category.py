@@ -27,9 +27,10 @@ CATEGORY = Category(
     "`--cluster-name` (the request's `cluster_name`, else slurm_env.json's, which "
     "`probe-slurm` reads from ClusterName): submit.py picks the cluster's UCX settings by it. "
     "The launch script is checked against slurm_env.json as `verify --slurm-env-file` does: "
-    "submit.py always writes `#SBATCH --segment`, which needs Slurm 24.05, so a cluster whose "
-    "`probe.slurm_version` is older is refused (the example slurm_env.json records 24.05.4), "
-    "and a size the partition cannot hold is a warning.",
+    "submit.py always writes `#SBATCH --segment`, which needs Slurm 24.05: on a cluster whose "
+    "`probe.slurm_version` predates block topology (23.11) the line is kept as a comment saying "
+    "why (no segment can be asked for there), on 23.11 it is refused (the example "
+    "slurm_env.json records 24.05.4), and a size the partition cannot hold is a warning.",
     examples=(
         "scriptast emit perf-sanity <slurm> --perf-config-yaml "
         "tests/fixtures/trtllm/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml "
