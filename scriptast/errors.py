@@ -53,3 +53,8 @@ class ResolveError(ScriptastError):
 class RunError(ScriptastError):
     """A job that `scriptast run` cannot submit or follow (no or foreign job_spec.json, a torn
     set, sbatch refusing it, no Slurm): the CLI prints one line and exits 2."""
+
+
+class StoreError(ScriptastError):
+    """A results store that cannot be used: unreachable, locked, full, another program's or a
+    newer scriptast's. A run's verdict never depends on it: run.json keeps the record."""

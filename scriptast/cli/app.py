@@ -16,6 +16,7 @@ import typer
 from scriptast.cli import examples as cli_help
 from scriptast.cli.emit_command import fail, run_emit
 from scriptast.cli.options import emit_parameters, other_categories_options
+from scriptast.cli.results_command import results_app
 
 if TYPE_CHECKING:
     from scriptast.readers.lint import Report
@@ -317,6 +318,12 @@ REFERENCE = typer.Option(
     "--reference",
     help="A references file (TOML or YAML) to hold the figures against (default: the job's).",
 )
+RESULTS = typer.Option(
+    None,
+    "--results",
+    help="The results store: a path, sqlite:///PATH or postgresql://... (default: "
+    "$SCRIPTAST_RESULTS, else $XDG_DATA_HOME/scriptast/results.db).",
+)
 
 
 @app.command(epilog=cli_help.RUN)
@@ -353,6 +360,7 @@ def run(
     keep_connection: bool = KEEP_CONNECTION,
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
+    results: str | None = RESULTS,
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.options import RunOptions
@@ -375,6 +383,7 @@ def run(
         keep_connection=keep_connection,
         fetch=tuple(fetch),
         reference=reference,
+        results=results,
     )
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 
@@ -389,6 +398,7 @@ def watch(
     keep_connection: bool = KEEP_CONNECTION,
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
+    results: str | None = RESULTS,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
     from scriptast.executor.options import RunOptions
@@ -401,6 +411,7 @@ def watch(
         keep_connection=keep_connection,
         fetch=tuple(fetch),
         reference=reference,
+        results=results,
     )
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
 
@@ -429,6 +440,7 @@ alloc_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(alloc_app, name="alloc")
+app.add_typer(results_app, name="results")
 
 
 REMOTE = typer.Option(None, "--remote", help="The allocations of this ssh host's cluster.")

@@ -40,6 +40,9 @@ class RunOptions(msgspec.Struct, kw_only=True):
     """Leave the ssh master this run opened for the next command (default: closed at the end)."""
     fetch: tuple[str, ...] = ()
     reference: str | None = None
+    results: str | None = None
+    """The results store each judged run is added to (`--results`; None: SCRIPTAST_RESULTS,
+    else the default file)."""
 
 
 class Writer(msgspec.Struct, frozen=True):

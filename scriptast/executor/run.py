@@ -30,9 +30,11 @@ from scriptast.executor.ownership import check_ours
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
 from scriptast.executor.shown import shown as escaped
+from scriptast.executor.stored import store_judged
 from scriptast.results.reference_file import References, read_references
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
+from scriptast.store.location import locate
 from scriptast.workdir.write import replace_file
 
 
@@ -219,6 +221,7 @@ def follow(
     )
     records = follower.run()
     _name_allocations(followed, session, options)
+    store_judged(followed, session, locate(options.results))
     return records
 
 
@@ -278,6 +281,7 @@ def run_work_dirs(
 ) -> int:
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
+    locate(options.results)  # a store URL that is not one is refused before anything runs
     jobs = load_jobs(work_dirs, options.reference, options.force)
     if options.dry_run:
         import shlex
@@ -403,6 +407,7 @@ def watch_work_dirs(
     """`scriptast watch` (re-attach to recorded runs) and `scriptast cancel` (cancel, then
     follow them to their verdicts). A judged run is reported as recorded."""
     console = console or Console.standard(json_output)
+    locate(options.results)
     recorded = _recorded(work_dirs, options.reference)
     hosts = [r.remote_host for _, r in recorded if r.remote_host]
     jobs = [job for job, _ in recorded]

@@ -16,9 +16,10 @@ install_deps() {
     # cluster's front door in the tests of `scriptast run` on remote_slurm; slurmdbd and MariaDB
     # turn accounting on (sacct) for the cluster `up DIR accounting` starts; tmux shows what a
     # terminal shows of `scriptast run` (its status line); procps has pgrep, which the remote
-    # tests use to see what is left running on the login node.
+    # tests use to see what is left running on the login node; postgresql is the team results
+    # store's server (tests/postgres_server.py starts a throw-away one in a temporary folder).
     local wanted=(slurmctld slurmd slurm-client munge libpmix2 libslurm-dev gcc libc6-dev fish
-        openssh-server openssh-client slurmdbd mariadb-server tmux procps)
+        openssh-server openssh-client slurmdbd mariadb-server tmux procps postgresql)
     local missing=()
     for package in "${wanted[@]}"; do
         dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

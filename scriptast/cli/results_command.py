@@ -1,0 +1,337 @@
+"""`scriptast results`: the stored runs listed, one shown whole, two sets compared (or each
+key's newest run against its history), exported for CI, plotted, and recorded runs imported."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import typer
+
+from scriptast.cli.emit_command import fail
+
+if TYPE_CHECKING:
+    from scriptast.store.compare import Comparison
+    from scriptast.store.database import Store
+    from scriptast.store.queries import RunFilter, RunRow
+
+REGRESSED_EXIT = 17
+"""`results compare` exits as `run` does for a regressed figure."""
+
+results_app = typer.Typer(
+    help="The results store: every judged run with its figures (list, show, compare, export, "
+    "plot, import).",
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+)
+
+RESULTS = typer.Option(
+    None,
+    "--results",
+    help="The store: a path, sqlite:///PATH or postgresql://... (default: $SCRIPTAST_RESULTS, "
+    "else $XDG_DATA_HOME/scriptast/results.db).",
+)
+MODEL = typer.Option(None, "--model", help="Only runs of this model.")
+WORKFLOW = typer.Option(None, "--workflow", help="Only runs of this workflow (eval, bench, ...).")
+GPU_TYPE = typer.Option(None, "--gpu-type", help="Only runs on this GPU type.")
+SINCE = typer.Option(None, "--since", help="Only runs finished since: 7d, 12h, 2026-11-01.")
+VERDICT = typer.Option(None, "--verdict", help="Only runs with this verdict (PASSED, ...).")
+
+
+def _guarded(action: Callable[[], int]) -> None:
+    from scriptast.errors import ScriptastError
+
+    try:
+        code = action()
+    except ScriptastError as error:
+        fail(str(error))
+    raise typer.Exit(code)
+
+
+def _open(results: str | None) -> Store:
+    from scriptast.store.database import Store
+    from scriptast.store.location import locate
+
+    return Store.open(locate(results), create=False)
+
+
+def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since: str | None,
+            verdict: str | None, window: str | None = None, commit: str | None = None
+            ) -> RunFilter:  # fmt: skip
+    from scriptast.contract.run_record import Verdict
+    from scriptast.errors import InputError
+    from scriptast.store.queries import RunFilter
+    from scriptast.store.windows import Window, parse_window
+
+    if verdict is not None and verdict.upper() not in Verdict.__members__:
+        raise InputError(f"--verdict {verdict}: give one of {', '.join(Verdict.__members__)}")
+    chosen = parse_window(window) if window else Window()
+    if since is not None:
+        chosen = parse_window(f"since {since}")
+    return RunFilter(model=model, workflow=workflow, gpu_type=gpu_type, commit=commit,
+                     verdict=verdict, window=chosen)  # fmt: skip
+
+
+def _text(value: object) -> str:
+    from scriptast.executor.shown import shown
+
+    return "-" if value is None else shown(str(value))
+
+
+def _headline(run: RunRow) -> str:
+    if run.headline_name is None or run.headline_value is None:
+        return "-"
+    unit = f" {run.headline_unit}" if run.headline_unit else ""
+    return _text(f"{run.headline_name} {run.headline_value:.2f}{unit}")
+
+
+def _gpus(run: RunRow) -> str:
+    count = "" if run.gpu_count is None else f"x{run.gpu_count}"
+    return _text(f"{run.gpu_type or 'GPU'}{count}")
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  "
+                   + row[-1] + "\n" for row in rows)  # fmt: skip
+
+
+@results_app.command("list")
+def list_command(
+    model: str | None = MODEL,
+    workflow: str | None = WORKFLOW,
+    gpu_type: str | None = GPU_TYPE,
+    since: str | None = SINCE,
+    verdict: str | None = VERDICT,
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs."),
+    results: str | None = RESULTS,
+) -> None:
+    """The stored runs, newest first: one line a run, with its headline figure."""
+
+    def listed() -> int:
+        from scriptast.store.queries import list_runs
+
+        chosen = _filter(model, workflow, gpu_type, since, verdict)
+        with _open(results) as store:
+            runs = list_runs(store, chosen, limit)
+        rows = [("ID", "FINISHED", "VERDICT", "WORKFLOW", "MODEL", "GPUS", "HEADLINE", "WORK_DIR")]
+        rows += [(str(r.id), r.finished_at, r.verdict, _text(r.workflow), _text(r.model),
+                  _gpus(r), _headline(r), _text(r.work_dir)) for r in runs]  # fmt: skip
+        sys.stdout.write(_table(rows) if runs else "no stored run matches\n")
+        return 0
+
+    _guarded(listed)
+
+
+@results_app.command("show")
+def show_command(
+    run_id: int = typer.Argument(..., help="The run's id (results list shows it)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the stored record as JSON."),
+    results: str | None = RESULTS,
+) -> None:
+    """One stored run, whole: its keys, then its verdict as run printed it."""
+
+    def shown() -> int:
+        import msgspec
+
+        from scriptast.contract.run_record import RunRecord
+        from scriptast.executor.report import summary
+        from scriptast.store.queries import one_run
+
+        with _open(results) as store:
+            row, text = one_run(store, run_id)
+        if json_output:
+            sys.stdout.write(text)
+            return 0
+        keys = msgspec.structs.asdict(row)
+        width = max(len(k) for k in keys)
+        sys.stdout.write("".join(f"{k:<{width}}  {_text(v)}\n" for k, v in keys.items()))
+        sys.stdout.write("\n" + summary(msgspec.json.decode(text, type=RunRecord)))
+        return 0
+
+    _guarded(shown)
+
+
+@results_app.command("compare")
+def compare_command(
+    base: str | None = typer.Option(None, "--base", help="The base window: 'since 14d until 7d'."),
+    target: str | None = typer.Option(None, "--target", help="The target window: 'since 7d'."),
+    base_commit: str | None = typer.Option(None, "--base-commit", help="Base: this commit."),
+    target_commit: str | None = typer.Option(None, "--target-commit", help="Target: this commit."),
+    aggregate: str = typer.Option("median", "--aggregate", help="mean, median, min or max."),
+    tolerance: str = typer.Option("5%", "--tolerance", help="A difference beyond this regresses."),
+    depth: int = typer.Option(5, "--depth", min=1, help="History: the last N PASSED runs."),
+    figure: str | None = typer.Option(None, "--figure", help="Only this figure."),
+    model: str | None = MODEL,
+    workflow: str | None = WORKFLOW,
+    gpu_type: str | None = GPU_TYPE,
+    json_output: bool = typer.Option(False, "--json", help="Print the comparisons as JSON."),
+    results: str | None = RESULTS,
+) -> None:
+    """Each figure per (model, GPU type, GPU count): base against target (windows or commits;
+    with neither, each key's newest run against the median of its earlier PASSED runs), the
+    difference in % and a verdict against the tolerance; exits 17 when one regressed."""
+
+    def compared() -> int:
+        import msgspec
+
+        from scriptast.errors import InputError
+        from scriptast.store.compare import AGGREGATES, compare_history, compare_sides
+
+        if aggregate not in AGGREGATES:
+            raise InputError(f"--aggregate {aggregate}: give one of {', '.join(AGGREGATES)}")
+        allowed = _tolerance(tolerance)
+        sides = (base, target, base_commit, target_commit)
+        with _open(results) as store:
+            if figure is not None:
+                _known_figure(store, figure)
+            if not any(sides):
+                chosen = _filter(model, workflow, gpu_type, None, None)
+                found = compare_history(store, chosen, tolerance=allowed, depth=depth,
+                                        figure=figure)  # fmt: skip
+            else:
+                if (base is None) != (target is None) or (base_commit is None) != (
+                    target_commit is None
+                ):
+                    raise InputError("give both --base and --target (windows), or both "
+                                     "--base-commit and --target-commit")  # fmt: skip
+                before = _filter(model, workflow, gpu_type, None, None, base, base_commit)
+                after = _filter(model, workflow, gpu_type, None, None, target, target_commit)
+                found = compare_sides(store, before, after, aggregate=aggregate,
+                                      tolerance=allowed, figure=figure)  # fmt: skip
+        if json_output:
+            sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode()
+                             + "\n")  # fmt: skip
+        else:
+            sys.stdout.write(_comparisons(found) if found else "nothing to compare\n")
+        return REGRESSED_EXIT if any(c.verdict == "REGRESSED" for c in found) else 0
+
+    _guarded(compared)
+
+
+def _tolerance(text: str) -> float:
+    from scriptast.errors import InputError
+
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise InputError(f"--tolerance {text}: give a percentage such as 5%") from None
+    if not 0 <= value < 1000:
+        raise InputError(f"--tolerance {text}: give a percentage from 0 to 1000")
+    return value
+
+
+def _known_figure(store: Store, figure: str) -> None:
+    from scriptast.errors import InputError
+    from scriptast.store.queries import figure_names
+
+    names = figure_names(store)
+    if figure not in names:
+        from scriptast.common.suggest import did_you_mean
+
+        hint = did_you_mean(figure, sorted(names))
+        raise InputError(f"no stored run has the figure {figure!r}{hint}: 'scriptast results "
+                         "show RUN_ID' lists a run's figures")  # fmt: skip
+
+
+def _comparisons(found: list[Comparison]) -> str:
+    rows = [("MODEL", "GPUS", "FIGURE", "BASE", "TARGET", "DIFF", "VERDICT")]
+    for c in found:
+        gpus = f"{c.gpu_type or 'GPU'}x{c.gpu_count}" if c.gpu_count else (c.gpu_type or "GPU")
+        rows.append((_text(c.model), _text(gpus), _text(c.figure),
+                     f"{c.base.value:.2f} (n={c.base.runs})" if c.base else "-",
+                     f"{c.target.value:.2f} (n={c.target.runs})" if c.target else "-",
+                     f"{c.difference:+.2f}%" if c.difference is not None else "-",
+                     c.verdict))  # fmt: skip
+    regressed = sum(1 for c in found if c.verdict == "REGRESSED")
+    return _table(rows) + f"{len(found)} figure(s) compared, {regressed} REGRESSED\n"
+
+
+@results_app.command("export")
+def export_command(
+    format_name: str = typer.Option("csv", "--format", help="csv, json or junit."),
+    output: str | None = typer.Option(None, "-o", "--output", help="Write here (default: stdout)."),
+    model: str | None = MODEL,
+    workflow: str | None = WORKFLOW,
+    gpu_type: str | None = GPU_TYPE,
+    since: str | None = SINCE,
+    verdict: str | None = VERDICT,
+    results: str | None = RESULTS,
+) -> None:
+    """The chosen runs as CSV, JSON or JUnit XML (a test case a run; a run not PASSED is a
+    failed case with its verdict and reason)."""
+
+    def exported() -> int:
+        from scriptast.errors import InputError
+        from scriptast.store.export import FORMATS, as_csv, as_json, as_junit
+        from scriptast.store.queries import list_runs
+
+        if format_name not in FORMATS:
+            raise InputError(f"--format {format_name}: give one of {', '.join(FORMATS)}")
+        chosen = _filter(model, workflow, gpu_type, since, verdict)
+        with _open(results) as store:
+            runs = list_runs(store, chosen, None)
+            if format_name == "csv":
+                text = as_csv(runs)
+            elif format_name == "json":
+                text = as_json(store, runs)
+            else:
+                text = as_junit(store, runs)
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            from scriptast.workdir.write import replace_file
+
+            replace_file(output, text)
+        return 0
+
+    _guarded(exported)
+
+
+@results_app.command("plot")
+def plot_command(
+    figure: str = typer.Argument(..., help="The figure (results show lists a run's)."),
+    output: str = typer.Option(..., "-o", "--output", help="The image: trend.png or trend.svg."),
+    model: str | None = MODEL,
+    workflow: str | None = WORKFLOW,
+    since: str | None = SINCE,
+    results: str | None = RESULTS,
+) -> None:
+    """The figure over time, one line a (GPU type, GPU count), its reference as a band
+    (needs matplotlib: pip install 'scriptast\\[plot]')."""
+
+    def plotted() -> int:
+        from scriptast.errors import InputError
+        from scriptast.store.plot import FORMATS, draw, save, series
+
+        if not output.endswith(FORMATS):
+            raise InputError(f"-o {output}: give a .png or .svg file")
+        chosen = _filter(model, workflow, None, since, None)
+        with _open(results) as store:
+            lines, unit = series(store, figure, chosen)
+        save(draw(figure, lines, unit), output)
+        sys.stdout.write(f"{output}: {figure}, {sum(len(s.values) for s in lines)} run(s), "
+                         f"{len(lines)} line(s)\n")  # fmt: skip
+        return 0
+
+    _guarded(plotted)
+
+
+@results_app.command("import")
+def import_command(
+    work_dirs: list[str] = typer.Argument(..., help="Work dirs whose run.json holds a verdict."),
+    results: str | None = RESULTS,
+) -> None:
+    """Add recorded runs (run.json) to the store: a run the store could not take when it was
+    judged, or one judged before there was a store. A run stored before is kept once."""
+
+    def imported() -> int:
+        from scriptast.executor.importing import import_work_dirs
+        from scriptast.store.location import locate
+
+        for line in import_work_dirs(work_dirs, locate(results)):
+            sys.stdout.write(_text(line) + "\n")
+        return 0
+
+    _guarded(imported)

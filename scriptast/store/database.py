@@ -1,0 +1,217 @@
+"""One connection to a results store, SQLite or PostgreSQL, through the same SQL: opened
+(created and migrated when asked), a run appended in one transaction, runs and figures read."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from scriptast.errors import StoreError
+from scriptast.store.location import Location
+from scriptast.store.rows import StoredRun
+from scriptast.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
+
+SERIAL = {"sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT", "postgresql": "BIGSERIAL PRIMARY KEY"}
+_INSERT_RUN = (
+    f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, record) "
+    f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))}) "
+    "ON CONFLICT (run_uid) DO NOTHING RETURNING id"
+)
+_INSERT_FIGURE = (
+    "INSERT INTO scriptast_figures (run_id, name, value, unit, higher_is_better, reference, "
+    "lower_bound, upper_bound, ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_OURS = ("scriptast_runs", "scriptast_figures")
+
+
+class Store:
+    """An open results store. `sql` statements use `?` placeholders in either dialect."""
+
+    def __init__(self, location: Location, connection: Any) -> None:
+        self.location = location
+        self._connection = connection
+
+    @classmethod
+    def open(cls, location: Location, *, create: bool, timeout: float = 30.0) -> Store:
+        """The store at `location`, at this scriptast's schema version (made or migrated when
+        `create`); StoreError when it cannot be used."""
+        if location.kind == "sqlite":
+            store = cls(location, _sqlite(location.target, create, timeout))
+        else:
+            store = cls(location, _postgresql(location, timeout))
+        try:
+            store._prepare(create)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Let go of the connection."""
+        self._connection.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: all of it lands or none (SQLite takes the write lock first)."""
+        with self._errors():
+            if self.location.kind == "sqlite":
+                self._connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    self._connection.execute("ROLLBACK")
+                    raise
+                self._connection.execute("COMMIT")
+            else:
+                with self._connection.transaction():
+                    yield
+
+    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows a query returns."""
+        with self._errors():
+            cursor = self._connection.execute(self._dialect(sql), tuple(parameters))
+            return list(cursor.fetchall())
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
+        with self._errors():
+            return self._connection.execute(self._dialect(sql), tuple(parameters))
+
+    def append(self, run: StoredRun) -> int | None:
+        """Add one run and its figures in one transaction; its id, or None when this run was
+        stored before (same run_uid)."""
+        values = [run.run_uid, *(getattr(run, c) for c in KEY_COLUMNS), run.record]
+        with self.transaction():
+            found = self.execute(_INSERT_RUN, values).fetchone()
+            if found is None:
+                return None
+            run_id = int(found[0])
+            figures = [
+                (run_id, f.name, f.value, f.unit, _flag(f.higher_is_better), f.reference,
+                 f.lower_bound, f.upper_bound, _flag(f.ok))
+                for f in run.figures
+            ]  # fmt: skip
+            if figures:
+                with self._errors():
+                    self._connection.cursor().executemany(self._dialect(_INSERT_FIGURE), figures)
+            return run_id
+
+    def _dialect(self, sql: str) -> str:
+        return sql if self.location.kind == "sqlite" else sql.replace("?", "%s")
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """A driver's failure as one StoreError naming the store."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise StoreError(f"results store {self.location.shown}: {_said(error)}") from None
+        except Exception as error:
+            if type(error).__module__.startswith("psycopg"):
+                raise StoreError(f"results store {self.location.shown}: {_said(error)}") from None
+            raise
+
+    def _prepare(self, create: bool) -> None:
+        """Check the store is scriptast's and not newer; make or migrate it when `create`."""
+        tables = set(self._tables())
+        if "scriptast_schema" not in tables:
+            if (self.location.kind == "sqlite" and tables) or tables & set(_OURS):
+                raise StoreError(
+                    f"results store {self.location.shown} is a database of another program "
+                    f"(it has {', '.join(sorted(tables)[:3])} and no scriptast_schema); give "
+                    "--results another path or URL"
+                )
+            version = 0
+        else:
+            found = self.rows("SELECT version FROM scriptast_schema")
+            version = int(found[0][0]) if found else 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"results store {self.location.shown} was made by a newer scriptast (schema "
+                f"{version}; this one knows {SCHEMA_VERSION}): upgrade scriptast to use it"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if not create:
+            raise StoreError(
+                f"results store {self.location.shown} holds no runs yet: `scriptast run` stores "
+                "each run it judges there, `scriptast results import WORK_DIR` adds recorded ones"
+            )
+        self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        steps = migrations(SERIAL[self.location.kind])
+        with self.transaction():
+            if self.location.kind == "postgresql":  # one migrating process at a time
+                self.execute("SELECT pg_advisory_xact_lock(7436510925)")
+            if version == 0:
+                self.execute("CREATE TABLE IF NOT EXISTS scriptast_schema (version INTEGER)")
+            found = self.rows("SELECT version FROM scriptast_schema")
+            current = int(found[0][0]) if found else 0  # another process may have done it
+            for statements in steps[current:]:
+                for statement in statements:
+                    self.execute(statement)
+            self.execute("DELETE FROM scriptast_schema")
+            self.execute("INSERT INTO scriptast_schema (version) VALUES (?)", [SCHEMA_VERSION])
+
+    def _tables(self) -> list[str]:
+        if self.location.kind == "sqlite":
+            sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        else:
+            sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        return [str(row[0]) for row in self.rows(sql)]
+
+
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _said(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _sqlite(path: str, create: bool, timeout: float) -> sqlite3.Connection:
+    if not os.path.exists(path):
+        if not create:
+            raise StoreError(
+                f"no results store at {path}: `scriptast run` stores each run it judges "
+                "there (or give --results / SCRIPTAST_RESULTS)"
+            )
+        folder = os.path.dirname(path)
+        if os.path.lexists(folder) and not os.path.isdir(folder):
+            raise StoreError(f"results store {path}: {folder} is not a folder")
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"results store {path}: cannot create its folder: "
+                             f"{error.strerror}") from None  # fmt: skip
+    try:
+        connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        connection.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.Error as error:
+        raise StoreError(f"results store {path}: {_said(error)}") from None
+    return connection
+
+
+def _postgresql(location: Location, timeout: float) -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError(
+            f"results store {location.shown}: PostgreSQL needs the optional driver: "
+            "pip install 'scriptast[postgres]'"
+        ) from None
+    try:
+        return psycopg.connect(location.target, connect_timeout=max(1, int(timeout)),
+                               autocommit=True)  # fmt: skip
+    except psycopg.Error as error:
+        raise StoreError(f"results store {location.shown}: {_said(error)}") from None

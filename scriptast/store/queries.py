@@ -1,0 +1,104 @@
+"""The runs a `results` command asks for: filters (model, workflow, verdict, GPU type, commit,
+a time window) made into one parameterized WHERE clause on the indexed keys, and the rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from scriptast.errors import InputError
+from scriptast.store.database import Store
+from scriptast.store.schema import KEY_COLUMNS
+from scriptast.store.windows import Window
+
+SUMMARY = ("id", *KEY_COLUMNS)
+
+
+class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Which runs: every given field must match (`commit` by prefix)."""
+
+    model: str | None = None
+    workflow: str | None = None
+    verdict: str | None = None
+    gpu_type: str | None = None
+    commit: str | None = None
+    window: Window = Window()
+    verdicts: tuple[str, ...] = ()
+
+
+class RunRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored run's keys and headline (no record, no figures)."""
+
+    id: int
+    workflow: str
+    model: str | None
+    partition: str | None
+    gpu_type: str | None
+    gpu_count: int | None
+    nodes: int | None
+    image: str | None
+    trtllm_commit: str | None
+    spec_digest: str | None
+    user_name: str | None
+    cluster: str | None
+    work_dir: str
+    job_id: str | None
+    verdict: str
+    submitted_at: str
+    finished_at: str
+    headline_name: str | None
+    headline_value: float | None
+    headline_unit: str | None
+    stored_at: str
+
+
+def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:
+    """The WHERE clause (with its leading keyword, or empty) and its parameters."""
+    clauses: list[str] = []
+    values: list[Any] = []
+    for column in ("model", "workflow", "verdict", "gpu_type"):
+        value = getattr(chosen, column)
+        if value is not None:
+            clauses.append(f"{table}.{column} = ?")
+            values.append(value.upper() if column == "verdict" else value)
+    if chosen.commit:
+        clauses.append(f"{table}.trtllm_commit LIKE ?")
+        values.append(chosen.commit.replace("%", "").replace("_", "") + "%")
+    if chosen.verdicts:
+        clauses.append(f"{table}.verdict IN ({', '.join('?' * len(chosen.verdicts))})")
+        values += chosen.verdicts
+    if chosen.window.since:
+        clauses.append(f"{table}.finished_at >= ?")
+        values.append(chosen.window.since)
+    if chosen.window.until:
+        clauses.append(f"{table}.finished_at < ?")
+        values.append(chosen.window.until)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
+
+
+def list_runs(store: Store, chosen: RunFilter, limit: int | None = 50) -> list[RunRow]:
+    """The runs chosen, newest first (`limit` at most)."""
+    clause, values = where(chosen)
+    sql = f"SELECT {', '.join('r.' + c for c in SUMMARY)} FROM scriptast_runs r{clause} " \
+          "ORDER BY r.finished_at DESC, r.id DESC"  # fmt: skip
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [RunRow(**dict(zip(SUMMARY, row, strict=True))) for row in store.rows(sql, values)]
+
+
+def one_run(store: Store, run_id: int) -> tuple[RunRow, str]:
+    """A run's keys and its record (run.json's text); InputError when there is none."""
+    found = store.rows(
+        f"SELECT {', '.join(SUMMARY)}, record FROM scriptast_runs WHERE id = ?", [run_id]
+    )
+    if not found:
+        raise InputError(f"no run {run_id} in the results store {store.location.shown}: "
+                         "'scriptast results list' shows the stored runs")  # fmt: skip
+    row = found[0]
+    return RunRow(**dict(zip(SUMMARY, row[:-1], strict=True))), str(row[-1])
+
+
+def figure_names(store: Store) -> set[str]:
+    """Every figure name the store holds."""
+    return {str(row[0]) for row in store.rows("SELECT DISTINCT name FROM scriptast_figures")}

@@ -1,0 +1,131 @@
+"""A judged run as the store keeps it: the keys it is found and compared by (workflow, model,
+partition and GPU type, GPU count, nodes, image, TRT-LLM commit, the job_spec's digest, user,
+cluster, times), its headline figure, every figure with its check, and run.json whole."""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from scriptast.contract.job_spec import JobSpec
+from scriptast.contract.run_record import RunRecord, encode_record
+
+
+class StoredFigure(msgspec.Struct, frozen=True, kw_only=True):
+    """One figure of a run, with the reference it was held against (if any)."""
+
+    name: str
+    value: float
+    unit: str
+    higher_is_better: bool | None = None
+    reference: float | None = None
+    lower_bound: float | None = None
+    upper_bound: float | None = None
+    ok: bool | None = None
+
+
+class StoredRun(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's row: `run_uid` tells one submission from every other (importing it twice keeps
+    one), `spec_digest` is job_spec.json's sha256 (the request as emit resolved it)."""
+
+    run_uid: str
+    workflow: str
+    model: str | None
+    partition: str | None
+    gpu_type: str | None
+    gpu_count: int | None
+    nodes: int | None
+    image: str | None
+    trtllm_commit: str | None
+    spec_digest: str | None
+    user_name: str | None
+    cluster: str | None
+    work_dir: str
+    job_id: str | None
+    verdict: str
+    submitted_at: str
+    finished_at: str
+    headline_name: str | None
+    headline_value: float | None
+    headline_unit: str | None
+    stored_at: str
+    record: str
+    figures: tuple[StoredFigure, ...] = ()
+
+
+class Origin(msgspec.Struct, frozen=True, kw_only=True):
+    """What the store learns besides job_spec and run.json: the job_spec's digest, the
+    TRT-LLM commit the job ran, who ran it, on which cluster, and when it was stored."""
+
+    spec_digest: str | None
+    trtllm_commit: str | None
+    user_name: str | None
+    cluster: str | None
+    stored_at: str
+
+
+def run_uid(record: RunRecord) -> str:
+    """The same for one submission however often it is stored."""
+    ident = "\0".join(str(part) for part in (record.work_dir, record.submitted_at,
+                      record.job_id, record.pid, record.host))  # fmt: skip
+    return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+
+def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
+    """The row of a judged run (record.verdict is set)."""
+    assert record.verdict is not None
+    params = spec.slurm_params
+    gpus = None
+    if params is not None:
+        gpus = params.nodes * params.gpus_per_node if params.gpus_per_node else params.ntasks
+    measures = spec.measures
+    name, value, unit = _headline(record)
+    return StoredRun(
+        run_uid=run_uid(record),
+        workflow=str(spec.workflow_type),
+        model=(measures.model if measures and measures.model else None) or spec.model_name,
+        partition=params.partition if params else None,
+        gpu_type=measures.gpu_type if measures else None,
+        gpu_count=gpus,
+        nodes=params.nodes if params else spec.node_count,
+        image=spec.container_image or spec.docker_image or None,
+        trtllm_commit=origin.trtllm_commit,
+        spec_digest=origin.spec_digest,
+        user_name=origin.user_name,
+        cluster=origin.cluster,
+        work_dir=record.work_dir,
+        job_id=record.job_id,
+        verdict=str(record.verdict),
+        submitted_at=record.submitted_at,
+        finished_at=record.finished_at or record.submitted_at,
+        headline_name=name,
+        headline_value=value,
+        headline_unit=unit,
+        stored_at=origin.stored_at,
+        record=encode_record(record),
+        figures=tuple(
+            StoredFigure(
+                name=f.name,
+                value=f.value,
+                unit=f.unit,
+                higher_is_better=f.higher_is_better,
+                reference=f.check.reference if f.check else None,
+                lower_bound=f.check.lower if f.check else None,
+                upper_bound=f.check.upper if f.check else None,
+                ok=f.check.ok if f.check else None,
+            )
+            for f in record.figures
+        ),
+    )
+
+
+def _headline(record: RunRecord) -> tuple[str | None, float | None, str | None]:
+    """The figure a table of runs shows: the job's headline figure, else a pytest run's
+    passed tests."""
+    for figure in record.figures:
+        if figure.headline:
+            return figure.name, figure.value, figure.unit
+    if record.tests is not None:
+        return "tests passed", float(record.tests.passed), f"of {record.tests.tests}"
+    return None, None, None

@@ -1,0 +1,43 @@
+"""The store's tables, the same in SQLite and PostgreSQL, and the steps that bring an older
+store to this version (`scriptast_schema` holds the version a store is at)."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+KEY_COLUMNS = (
+    "workflow", "model", "partition", "gpu_type", "gpu_count", "nodes", "image",
+    "trtllm_commit", "spec_digest", "user_name", "cluster", "work_dir", "job_id", "verdict",
+    "submitted_at", "finished_at", "headline_name", "headline_value", "headline_unit",
+    "stored_at",
+)  # fmt: skip
+"""The columns of a run besides its id, its uid and its record (run.json), in table order."""
+
+
+def migrations(serial: str) -> list[list[str]]:
+    """migrations(...)[n] takes a store from version n to n + 1; `serial` is the dialect's
+    auto-numbered primary key."""
+    return [
+        [
+            f"""CREATE TABLE scriptast_runs (
+                id {serial},
+                run_uid TEXT NOT NULL UNIQUE,
+                workflow TEXT NOT NULL, model TEXT, partition TEXT, gpu_type TEXT,
+                gpu_count INTEGER, nodes INTEGER, image TEXT, trtllm_commit TEXT,
+                spec_digest TEXT, user_name TEXT, cluster TEXT, work_dir TEXT NOT NULL,
+                job_id TEXT, verdict TEXT NOT NULL, submitted_at TEXT NOT NULL,
+                finished_at TEXT NOT NULL, headline_name TEXT, headline_value DOUBLE PRECISION,
+                headline_unit TEXT, stored_at TEXT NOT NULL, record TEXT NOT NULL)""",
+            """CREATE TABLE scriptast_figures (
+                run_id INTEGER NOT NULL REFERENCES scriptast_runs (id),
+                name TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, unit TEXT NOT NULL,
+                higher_is_better INTEGER, reference DOUBLE PRECISION,
+                lower_bound DOUBLE PRECISION, upper_bound DOUBLE PRECISION, ok INTEGER)""",
+            "CREATE INDEX scriptast_runs_finished ON scriptast_runs (finished_at)",
+            "CREATE INDEX scriptast_runs_key ON scriptast_runs "
+            "(model, gpu_type, gpu_count, workflow, finished_at)",
+            "CREATE INDEX scriptast_runs_verdict ON scriptast_runs (verdict, finished_at)",
+            "CREATE INDEX scriptast_runs_commit ON scriptast_runs (trtllm_commit)",
+            "CREATE INDEX scriptast_figures_name ON scriptast_figures (name, run_id)",
+            "CREATE INDEX scriptast_figures_run ON scriptast_figures (run_id)",
+        ],
+    ]

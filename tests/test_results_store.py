@@ -1,0 +1,392 @@
+"""The results store, on SQLite and on a real PostgreSQL server (tests/postgres_server.py):
+runs appended in one transaction each and kept once, listed and shown, compared across windows,
+commits and history, exported for CI (CSV, JSON, JUnit), plotted; two writers at once lose
+nothing; a store that is not ours, is newer or does not parse is one error line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.measured import Check, FailedTest, Figure, PytestResults, Source
+from scriptast.contract.run_record import RECORD_VERSION, RunRecord, Verdict, encode_record
+from scriptast.errors import InputError, StoreError
+from scriptast.store.compare import compare_history, compare_sides
+from scriptast.store.database import Store
+from scriptast.store.location import locate
+from scriptast.store.queries import RunFilter, list_runs, one_run
+from scriptast.store.rows import StoredFigure, StoredRun
+from scriptast.store.schema import SCHEMA_VERSION
+from scriptast.store.windows import Window, parse_window
+from tests.postgres_server import Server
+
+SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty store of each kind."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store" / "results.db")
+    server: Server = request.getfixturevalue("postgres")
+    return server.fresh()
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[Store]:
+    with Store.open(locate(url), create=True) as opened:
+        yield opened
+
+
+def day(n: int, hour: int = 12) -> str:
+    return f"2026-11-{n:02d}T{hour:02d}:00:00Z"
+
+
+def a_run(number: int, *, finished: str, value: float = 1000.0, model: str = LLAMA,
+          verdict: str = "PASSED", gpus: int = 4, commit: str = "a" * 40, workflow: str = "bench",
+          figure: str = "output_throughput", higher: bool | None = True,
+          check: Check | None = None, tests: PytestResults | None = None) -> StoredRun:  # fmt: skip
+    """A judged run as the store keeps it, with one figure."""
+    work_dir = f"/work/run{number}"
+    record = RunRecord(version=RECORD_VERSION, work_dir=work_dir,
+                       execution_scenario=ExecutionScenario.local_slurm, script="job.slurm",
+                       submitted_at=finished, submit_command=("sbatch",), out_log="o.log",
+                       job_id=str(number), state="COMPLETED", exit_code=0,
+                       verdict=Verdict(verdict), finished_at=finished, elapsed_seconds=61.5,
+                       figures=(Figure(name=figure, value=value, unit="tokens/s",
+                                       source=Source(file="o.log", line=9),
+                                       higher_is_better=higher, check=check, headline=True),),
+                       tests=tests)  # fmt: skip
+    return StoredRun(
+        run_uid=f"uid-{number}", workflow=workflow, model=model, partition="batch",
+        gpu_type="H100", gpu_count=gpus, nodes=1, image="img:1", trtllm_commit=commit,
+        spec_digest="d" * 64, user_name="alice", cluster="lo", work_dir=work_dir,
+        job_id=str(number), verdict=verdict, submitted_at=finished, finished_at=finished,
+        headline_name=figure, headline_value=value, headline_unit="tokens/s",
+        stored_at=finished, record=encode_record(record),
+        figures=(StoredFigure(name=figure, value=value, unit="tokens/s", higher_is_better=higher,
+                              reference=check.reference if check else None,
+                              lower_bound=check.lower if check else None,
+                              upper_bound=check.upper if check else None,
+                              ok=check.ok if check else None),),
+    )  # fmt: skip
+
+
+def results(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCRIPTAST, "results", *args], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+
+
+def test_runs_are_listed_newest_first_and_filtered(store: Store) -> None:
+    for number, (when, model, verdict) in enumerate(
+        [(day(1), LLAMA, "PASSED"), (day(3), "other/m", "FAILED"), (day(2), LLAMA, "REGRESSED")],
+        1,
+    ):
+        assert store.append(a_run(number, finished=when, model=model, verdict=verdict)) is not None
+    assert [r.job_id for r in list_runs(store, RunFilter())] == ["2", "3", "1"]
+    assert [r.job_id for r in list_runs(store, RunFilter(model=LLAMA))] == ["3", "1"]
+    assert [r.job_id for r in list_runs(store, RunFilter(verdict="failed"))] == ["2"]
+    since = RunFilter(window=Window(since=day(2)))
+    assert [r.job_id for r in list_runs(store, since)] == ["2", "3"]
+    assert [r.job_id for r in list_runs(store, RunFilter(), limit=1)] == ["2"]
+    row, text = one_run(store, 1)
+    assert (row.model, row.gpu_count, row.headline_value) == (LLAMA, 4, 1000.0)
+    assert msgspec.json.decode(text, type=RunRecord).figures[0].source.line == 9
+
+
+def test_a_run_stored_twice_is_kept_once(store: Store) -> None:
+    first = store.append(a_run(1, finished=day(1)))
+    assert first is not None and store.append(a_run(1, finished=day(1))) is None
+    assert len(list_runs(store, RunFilter())) == 1
+    assert store.rows("SELECT count(*) FROM scriptast_figures") == [(1,)]
+
+
+def test_a_run_is_all_or_nothing(store: Store) -> None:
+    """A figure that cannot be written takes its run with it (one transaction)."""
+    broken = msgspec.structs.replace(
+        a_run(1, finished=day(1)),
+        figures=(StoredFigure(name="x", value=float("nan"), unit=None),),  # type: ignore[arg-type]
+    )
+    with pytest.raises(StoreError):
+        store.append(broken)
+    assert list_runs(store, RunFilter()) == []
+
+
+def _append_many(url: str, first: int, count: int) -> subprocess.Popen[bytes]:
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from tests.test_results_store import a_run, day;"
+        "from scriptast.store.database import Store; from scriptast.store.location import locate;"
+        "s = Store.open(locate(sys.argv[2]), create=True);"
+        "[s.append(a_run(n, finished=day(1 + n % 28), value=float(n))) "
+        " for n in range(int(sys.argv[3]), int(sys.argv[3]) + int(sys.argv[4]))]"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    return subprocess.Popen([sys.executable, "-c", code, root, url, str(first), str(count)])
+
+
+def test_two_writers_at_once_lose_nothing(url: str) -> None:
+    """Two processes append 300 runs each at once; the store (made by neither beforehand: both
+    create and migrate it) holds all 600."""
+    writers = [_append_many(url, 0, 300), _append_many(url, 300, 300)]
+    assert [w.wait(timeout=300) for w in writers] == [0, 0]
+    with Store.open(locate(url), create=False) as store:
+        assert store.rows("SELECT count(*), count(DISTINCT run_uid) FROM scriptast_runs") == [
+            (600, 600)
+        ]
+        assert store.rows("SELECT count(*) FROM scriptast_figures") == [(600,)]
+        assert store.rows("SELECT version FROM scriptast_schema") == [(SCHEMA_VERSION,)]
+
+
+def test_compare_two_windows_regresses_beyond_the_tolerance(store: Store) -> None:
+    """Base week at 1000 tokens/s (median), target week at 850: -15%, REGRESSED at 5%;
+    a latency (lower is better) that fell 20% improved."""
+    for n, value in enumerate([990.0, 1000.0, 1010.0], 1):
+        store.append(a_run(n, finished=day(n), value=value))
+    for n, value in enumerate([840.0, 850.0, 860.0], 10):
+        store.append(a_run(n, finished=day(n), value=value))
+    for n, value in ((20, 100.0), (21, 80.0)):
+        store.append(a_run(n, finished=day(n - 18 if n == 20 else 11), value=value,
+                           figure="avg_request_latency", higher=False))  # fmt: skip
+    base, target = RunFilter(window=parse_window("since 2026-11-01 until 2026-11-08")), \
+        RunFilter(window=parse_window("since 2026-11-08"))  # fmt: skip
+    found = {c.figure: c for c in compare_sides(store, base, target, aggregate="median",
+                                                tolerance=5.0)}  # fmt: skip
+    throughput = found["output_throughput"]
+    assert (throughput.base, throughput.target) == (
+        msgspec.convert({"value": 1000.0, "runs": 3}, type(throughput.base)),
+        msgspec.convert({"value": 850.0, "runs": 3}, type(throughput.target)),
+    )
+    assert throughput.difference == pytest.approx(-15.0) and throughput.verdict == "REGRESSED"
+    assert found["avg_request_latency"].verdict == "improved"
+    loose = compare_sides(store, base, target, aggregate="mean", tolerance=20.0)
+    assert {c.verdict for c in loose} == {"ok"}
+
+
+def test_compare_two_commits(store: Store) -> None:
+    store.append(a_run(1, finished=day(1), value=1000.0, commit="1" * 40))
+    store.append(a_run(2, finished=day(2), value=1030.0, commit="2" * 40))
+    (found,) = compare_sides(store, RunFilter(commit="111"), RunFilter(commit="222"),
+                             aggregate="mean", tolerance=5.0)  # fmt: skip
+    assert found.difference == pytest.approx(3.0) and found.verdict == "ok"
+
+
+def test_compare_history_judges_the_newest_run_against_five_before_it(store: Store) -> None:
+    for n, value in enumerate([1000.0, 1010.0, 990.0, 1005.0, 995.0, 700.0], 1):
+        store.append(a_run(n, finished=day(n), value=value))
+    store.append(a_run(30, finished=day(20), value=5.0, gpus=8))  # another key, no history
+    store.append(a_run(31, finished=day(7), value=1.0, verdict="FAILED"))  # never measured
+    found = compare_history(store, RunFilter(), tolerance=5.0)
+    four, eight = sorted(found, key=lambda c: c.gpu_count or 0)
+    assert four.base is not None and four.base.value == 1000.0 and four.base.runs == 5
+    assert four.difference == pytest.approx(-30.0) and four.verdict == "REGRESSED"
+    assert four.baseline_runs == (5, 4, 3, 2, 1)
+    assert eight.verdict == "not judged: 0 earlier PASSED run(s) with it, the baseline needs 5"
+
+
+def test_the_command_line_lists_shows_compares_and_exports(url: str) -> None:
+    with Store.open(locate(url), create=True) as store:
+        store.append(a_run(1, finished=day(1), value=1000.0))
+        check = Check(reference=1000.0, lower=900.0, origin="refs.yaml", margin=-100.0, ok=False)
+        store.append(a_run(2, finished=day(9), value=800.0, verdict="REGRESSED", check=check))
+        failed = PytestResults(source="r.xml", tests=10, failures=1, errors=0, skipped=0,
+                               failed=(FailedTest(id="t.py::test_x", outcome="failed",
+                                                  message="AssertionError: 1 == 2"),))  # fmt: skip
+        store.append(a_run(3, finished=day(5), workflow="pytest", verdict="FAILED",
+                           tests=failed))  # fmt: skip
+    listed = results("list", "--results", url)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].split() == ["ID", "FINISHED", "VERDICT", "WORKFLOW", "MODEL", "GPUS",
+                                "HEADLINE", "WORK_DIR"]  # fmt: skip
+    assert [line.split()[0] for line in lines[1:]] == ["2", "3", "1"]
+    assert "output_throughput 800.00 tokens/s" in lines[1] and "H100x4" in lines[1]
+    assert results("list", "--results", url, "--verdict", "PASSED").stdout.count("\n") == 2
+    shown = results("show", "2", "--results", url)
+    assert "verdict       REGRESSED" in shown.stdout.replace("verdict         ", "verdict       ")
+    assert "output_throughput 800.00 tokens/s" in shown.stdout
+    compared = results("compare", "--results", url, "--base", "since 2026-11-01 until 2026-11-05",
+                       "--target", "since 2026-11-05", "--workflow", "bench")  # fmt: skip
+    assert compared.returncode == 17, compared.stdout + compared.stderr
+    assert "-20.00%" in compared.stdout and "REGRESSED" in compared.stdout
+    exported = results("export", "--format", "csv", "--results", url)
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    assert [(r["id"], r["verdict"]) for r in rows] == [("2", "REGRESSED"), ("3", "FAILED"),
+                                                      ("1", "PASSED")]  # fmt: skip
+    as_json = json.loads(results("export", "--format", "json", "--results", url).stdout)
+    assert as_json[0]["figures"][0]["lower"] == 900.0 and as_json[0]["figures"][0]["ok"] is False
+    junit = ElementTree.fromstring(results("export", "--format", "junit", "--results", url).stdout)
+    suite = junit.find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("3", "2")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["run1 #1"].find("failure") is None
+    assert cases["run1 #1"].get("time") == "61.500"
+    regressed = cases["run2 #2"].find("failure")
+    assert regressed is not None
+    assert regressed.get("message") == "REGRESSED: output_throughput 800 outside its reference"
+    failing = cases["run3 #3"].find("failure")
+    assert failing is not None
+    assert failing.get("message") == "FAILED: t.py::test_x: AssertionError: 1 == 2"
+
+
+def test_a_plot_holds_the_stored_values_with_the_reference_as_a_band(
+    url: str, tmp_path: Path
+) -> None:
+    from matplotlib import dates
+    from matplotlib.collections import PolyCollection
+    from PIL import Image
+
+    from scriptast.store.plot import draw, series
+
+    check = Check(reference=1000.0, lower=950.0, origin="refs.yaml", margin=10.0, ok=True)
+    with Store.open(locate(url), create=True) as store:
+        for n, value in enumerate([1000.0, 960.0, 1020.0], 1):
+            store.append(a_run(n, finished=day(n), value=value, check=check))
+        store.append(a_run(9, finished=day(4), value=1900.0, gpus=8))
+        lines, unit = series(store, "output_throughput", RunFilter())
+    drawn = draw("output_throughput", lines, unit)
+    (axes,) = drawn.axes
+    assert axes.get_xlabel() == "finished (UTC)"
+    assert axes.get_ylabel() == "output_throughput (tokens/s)"
+    plotted = {line.get_label(): line for line in axes.get_lines()}
+    assert set(plotted) == {"H100 x4", "H100 x8"}
+    assert list(plotted["H100 x4"].get_ydata()) == [1000.0, 960.0, 1020.0]
+    days = [dates.num2date(x).day for x in plotted["H100 x4"].get_xdata()]  # type: ignore[no-untyped-call]
+    assert days == [1, 2, 3]
+    assert list(plotted["H100 x8"].get_ydata()) == [1900.0]
+    bands = [c for c in axes.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 1 and bands[0].get_label() == "H100 x4 reference"
+    band: Any = bands[0].get_paths()[0].vertices
+    assert sorted({round(float(y)) for y in band[:, 1]}) == [950, 1020]
+    image = tmp_path / "trend.png"
+    done = results("plot", "output_throughput", "-o", str(image), "--results", url)
+    assert done.returncode == 0, done.stderr
+    with Image.open(image) as opened:
+        assert opened.size == (800, 450)
+    svg = tmp_path / "trend.svg"
+    assert results("plot", "output_throughput", "-o", str(svg), "--results", url).returncode == 0
+    assert svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_a_plot_without_matplotlib_names_the_extra(tmp_path: Path) -> None:
+    blocker = tmp_path / "block" / "matplotlib"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    db = tmp_path / "r.db"
+    with Store.open(locate(str(db)), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "block")}
+    done = results("plot", "output_throughput", "-o", str(tmp_path / "t.png"), "--results",
+                   str(db), env=env)  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == ("error: results plot needs matplotlib, the optional extra: pip "
+                           "install 'scriptast[plot]'\n")  # fmt: skip
+    assert not (tmp_path / "t.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["list", "--results", "mysql://db/x"], "results store 'mysql://db/x': 'mysql' is not a "
+         "store scriptast knows; give a file path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB"),
+        (["compare", "--base", "since yesterday", "--target", "since 7d"],
+         "'yesterday' is not an age or a date: give 'since 14d until 7d', 'since 2026-11-01', "
+         "'until 7d' or '7d' (ages in m, h, d, w)"),
+        (["compare", "--base", "7d until", "--target", "since 7d"], "window '7d until' does not "
+         "parse: give 'since 14d until 7d', 'since 2026-11-01', 'until 7d' or '7d' (ages in m, h, "
+         "d, w)"),
+        (["compare", "--figure", "output_thruput"], "no stored run has the figure "
+         "'output_thruput' (did you mean 'output_throughput'?): 'scriptast results show RUN_ID' "
+         "lists a run's figures"),
+        (["plot", "gsm8k accuracy", "-o", "{tmp}/t.png"], "no stored run has the figure 'gsm8k "
+         "accuracy': 'scriptast results show RUN_ID' lists a run's figures"),
+        (["compare", "--tolerance", "lots"], "--tolerance lots: give a percentage such as 5%"),
+        (["compare", "--base", "7d"], "give both --base and --target (windows), or both "
+         "--base-commit and --target-commit"),
+        (["show", "99"], "no run 99 in the results store {db}: 'scriptast results list' shows the "
+         "stored runs"),
+        (["export", "--format", "xlsx"], "--format xlsx: give one of csv, json, junit"),
+        (["list", "--verdict", "GREAT"], "--verdict GREAT: give one of HANG, TIMEOUT, "
+         "OUT_OF_MEMORY, NODE_FAIL, CANCELLED, FAILED, REGRESSED, INCONCLUSIVE, PASSED"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_error_line(tmp_path: Path, args: list[str], message: str) -> None:
+    db = tmp_path / "r.db"
+    with Store.open(locate(str(db)), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+    import os
+
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = results(*argv, env={**os.environ, "SCRIPTAST_RESULTS": str(db)})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"error: {message.replace('{db}', str(db))}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.db"]
+
+
+def test_a_store_that_is_not_ours_or_is_newer_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE accounts (id INTEGER)")
+    with pytest.raises(StoreError, match=r"is a database of another program \(it has accounts"):
+        Store.open(locate(str(other)), create=True)
+    newer = tmp_path / "newer.db"
+    Store.open(locate(str(newer)), create=True).close()
+    with sqlite3.connect(newer) as connection:
+        connection.execute("UPDATE scriptast_schema SET version = 99")
+    with pytest.raises(
+        StoreError, match=r"made by a newer scriptast \(schema 99; this one knows 1\)"
+    ):
+        Store.open(locate(str(newer)), create=True)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a database at all, just some text" * 100)
+    with pytest.raises(StoreError, match="file is not a database"):
+        Store.open(locate(str(garbage)), create=True)
+    with pytest.raises(StoreError, match="no results store at"):
+        Store.open(locate(str(tmp_path / "none.db")), create=False)
+    with pytest.raises(InputError, match="'ftp' is not a store scriptast knows"):
+        locate("ftp://x/y")
+
+
+def test_a_postgresql_store_of_another_program_and_a_wrong_password_are_refused(
+    postgres: Server,
+) -> None:
+    import psycopg
+
+    url = postgres.fresh()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE TABLE scriptast_runs (id INTEGER)")
+    with pytest.raises(StoreError, match="is a database of another program"):
+        Store.open(locate(url), create=True)
+    unreachable = f"postgresql://scriptast:secret@127.0.0.1:{postgres.port}/no_such_db"
+    with pytest.raises(StoreError) as caught:
+        Store.open(locate(unreachable), create=True)
+    assert "secret" not in str(caught.value) and "scriptast:***@127.0.0.1" in str(caught.value)
+
+
+def test_the_default_store_follows_xdg_data_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCRIPTAST_RESULTS")
+    monkeypatch.setenv("XDG_DATA_HOME", "/data/alice")
+    assert locate().target == "/data/alice/scriptast/results.db"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", "/home/bob")
+    assert locate().target == "/home/bob/.local/share/scriptast/results.db"
+    monkeypatch.setenv("SCRIPTAST_RESULTS", "sqlite:////srv/r.db")
+    assert locate() == msgspec.convert(
+        {"kind": "sqlite", "target": "/srv/r.db", "shown": "/srv/r.db"}, type(locate())
+    )
+    assert locate("postgresql://u@h/db").kind == "postgresql"
