@@ -194,6 +194,12 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
         {"custom_cmd": "x", "reference": str(ROOT / "examples/references.yaml")},
         "a custom job prints no figures scriptast reads; drop the reference",
     ),
+    (
+        "custom",
+        {"custom_cmd": "x", "baseline": "history"},
+        "baseline history: a custom job prints no figures scriptast reads; drop the baseline",
+    ),
+    ("bench", {"baseline": "median"}, "baseline"),
 ]
 
 

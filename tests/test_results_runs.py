@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.store.origin import head_commit
+from scriptast.results.store.origin import head_commit
 from tests.postgres_server import Server
 from tests.run_site import RunSite, record
 from tests.test_run_measured import EVAL, UPSTREAM_EVAL
@@ -117,8 +117,8 @@ def test_a_store_that_cannot_take_the_run_never_costs_the_verdict(
 def test_a_locked_store_never_costs_the_verdict(runs: RunSite, results_store: Path) -> None:
     """Another writer holds the store's lock past the run's end: the run waits its 10 s, says
     the store was locked, and keeps its verdict."""
-    from scriptast.store.database import Store
-    from scriptast.store.location import locate
+    from scriptast.results.store.database import Store
+    from scriptast.results.store.location import locate
 
     Store.open(locate(str(results_store)), create=True).close()
     holder = sqlite3.connect(results_store, isolation_level=None)
@@ -162,3 +162,58 @@ def test_a_store_url_that_is_not_one_is_refused_before_anything_runs(
     done = runs.run("run", str(work), "--results", url)
     assert done.returncode == 2 and done.stderr.startswith("error: results store ")
     assert not (work / "run.json").exists()
+
+
+def test_a_figure_is_held_against_its_history(runs: RunSite, results_store: Path) -> None:
+    """Five comparable bench runs at 5000 tokens/s are stored; a sixth at 4000 with
+    `--baseline history` is REGRESSED against their median, naming the runs; asking for a
+    baseline of six runs says five are stored and does not judge."""
+    from tests.run_site import BENCH
+
+    bench = {"workflow_type": "bench", "bench_cmd": f"{BENCH} --tp 1", "persistent_mode": False}
+    history = [runs.emit(f"h{n}", **bench) for n in range(5)]
+    done = runs.run("run", *map(str, history), SHIM_BENCH_TPS="5000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    low = runs.emit("low", **bench)
+    judged = runs.run("run", str(low), "--baseline", "history", SHIM_BENCH_TPS="4000")
+    assert judged.returncode == 17, judged.stdout + judged.stderr
+    found = record(low)
+    assert found["verdict"] == "REGRESSED"
+    check = next(f for f in found["figures"] if f["name"] == "output_throughput")["check"]
+    assert (check["reference"], check["lower"], check["ok"]) == (5000.0, 4750.0, False)
+    assert check["origin"] == (
+        "history: median of the last 5 PASSED bench runs of meta-llama/Llama-3.1-8B-Instruct "
+        "on GPU x8 (runs 5, 4, 3, 2, 1), tolerance 5%"
+    )
+    assert "output_throughput 4000.00 tokens/s (threshold 4750.00, reference 5000.00, " \
+        "margin -750.00): REGRESSED" in judged.stdout  # fmt: skip
+    short = runs.emit("short", **bench)
+    said = runs.run("run", str(short), "--baseline", "history", "--baseline-runs", "7",
+                    SHIM_BENCH_TPS="4000")  # fmt: skip
+    assert said.returncode == 0, said.stdout + said.stderr  # nothing to judge it by: PASSED
+    unchecked = next(f for f in record(short)["figures"] if f["name"] == "output_throughput")
+    assert unchecked["unchecked"] == (
+        "history baseline: 5 comparable PASSED run(s) stored, it needs 7"
+    )
+    loose = runs.emit("loose", **bench)
+    ok = runs.run("run", str(loose), "--baseline", "history", "--tolerance", "25%",
+                  SHIM_BENCH_TPS="4000")  # fmt: skip
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_the_request_asks_for_a_history_baseline(runs: RunSite) -> None:
+    """`baseline: history` in the request: job_spec says so and run holds the figures against
+    the history without the flag (here with none stored: said, not judged)."""
+    from tests.run_site import BENCH
+
+    work = runs.emit("asked", workflow_type="bench", bench_cmd=f"{BENCH} --tp 1",
+                     persistent_mode=False, baseline="history")  # fmt: skip
+    import json
+
+    assert json.loads((work / "job_spec.json").read_text())["measures"]["baseline"] == "history"
+    done = runs.run("run", str(work), SHIM_BENCH_TPS="4000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    throughput = next(f for f in record(work)["figures"] if f["name"] == "output_throughput")
+    assert throughput["unchecked"] == (
+        "history baseline: 0 comparable PASSED run(s) stored, it needs 5"
+    )

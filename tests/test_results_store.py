@@ -23,13 +23,13 @@ from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.measured import Check, FailedTest, Figure, PytestResults, Source
 from scriptast.contract.run_record import RECORD_VERSION, RunRecord, Verdict, encode_record
 from scriptast.errors import InputError, StoreError
-from scriptast.store.compare import compare_history, compare_sides
-from scriptast.store.database import Store
-from scriptast.store.location import locate
-from scriptast.store.queries import RunFilter, list_runs, one_run
-from scriptast.store.rows import StoredFigure, StoredRun
-from scriptast.store.schema import SCHEMA_VERSION
-from scriptast.store.windows import Window, parse_window
+from scriptast.results.store.compare import compare_history, compare_sides
+from scriptast.results.store.database import Store
+from scriptast.results.store.location import locate
+from scriptast.results.store.queries import RunFilter, list_runs, one_run
+from scriptast.results.store.rows import StoredFigure, StoredRun
+from scriptast.results.store.schema import SCHEMA_VERSION
+from scriptast.results.store.windows import Window, parse_window
 from tests.postgres_server import Server
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
@@ -129,7 +129,7 @@ def _append_many(url: str, first: int, count: int) -> subprocess.Popen[bytes]:
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "from tests.test_results_store import a_run, day;"
-        "from scriptast.store.database import Store; from scriptast.store.location import locate;"
+        "from scriptast.results.store.database import Store; from scriptast.results.store.location import locate;"
         "s = Store.open(locate(sys.argv[2]), create=True);"
         "[s.append(a_run(n, finished=day(1 + n % 28), value=float(n))) "
         " for n in range(int(sys.argv[3]), int(sys.argv[3]) + int(sys.argv[4]))]"
@@ -249,7 +249,7 @@ def test_a_plot_holds_the_stored_values_with_the_reference_as_a_band(
     from matplotlib.collections import PolyCollection
     from PIL import Image
 
-    from scriptast.store.plot import draw, series
+    from scriptast.results.store.plot import draw, series
 
     check = Check(reference=1000.0, lower=950.0, origin="refs.yaml", margin=10.0, ok=True)
     with Store.open(locate(url), create=True) as store:

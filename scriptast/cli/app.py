@@ -281,6 +281,22 @@ def _duration(value: str | None) -> float | None:
         raise typer.BadParameter(str(error)) from None
 
 
+def _baseline(value: str | None) -> str | None:
+    if value is not None and value != "history":
+        raise typer.BadParameter(f"{value!r}: the one baseline is 'history'")
+    return value
+
+
+def _tolerance(value: str) -> float:
+    from scriptast.cli.results_command import tolerance_percent
+    from scriptast.errors import InputError
+
+    try:
+        return tolerance_percent(value)
+    except InputError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 def _executing(action: Callable[[], int]) -> None:
     import signal
 
@@ -317,6 +333,18 @@ REFERENCE = typer.Option(
     None,
     "--reference",
     help="A references file (TOML or YAML) to hold the figures against (default: the job's).",
+)
+BASELINE = typer.Option(
+    None,
+    "--baseline",
+    help="history: hold each figure without a reference against the median of its last "
+    "comparable PASSED runs in the results store (default: the request's baseline).",
+)
+BASELINE_RUNS = typer.Option(
+    5, "--baseline-runs", min=1, max=1000, help="How many earlier runs make a history baseline."
+)
+TOLERANCE = typer.Option(
+    "5%", "--tolerance", help="How far a figure may fall from its history baseline."
 )
 RESULTS = typer.Option(
     None,
@@ -361,6 +389,9 @@ def run(
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
     results: str | None = RESULTS,
+    baseline: str | None = BASELINE,
+    baseline_runs: int = BASELINE_RUNS,
+    tolerance: str = TOLERANCE,
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.options import RunOptions
@@ -384,6 +415,9 @@ def run(
         fetch=tuple(fetch),
         reference=reference,
         results=results,
+        baseline=_baseline(baseline),
+        baseline_runs=baseline_runs,
+        tolerance=_tolerance(tolerance),
     )
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 
@@ -399,6 +433,9 @@ def watch(
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
     results: str | None = RESULTS,
+    baseline: str | None = BASELINE,
+    baseline_runs: int = BASELINE_RUNS,
+    tolerance: str = TOLERANCE,
 ) -> None:
     """Re-attach to recorded runs (run.json): follow them to their verdicts."""
     from scriptast.executor.options import RunOptions
@@ -412,6 +449,9 @@ def watch(
         fetch=tuple(fetch),
         reference=reference,
         results=results,
+        baseline=_baseline(baseline),
+        baseline_runs=baseline_runs,
+        tolerance=_tolerance(tolerance),
     )
     _executing(lambda: watch_work_dirs(work_dirs, options, json_output=json_output))
 

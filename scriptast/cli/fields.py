@@ -49,6 +49,11 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
         "docs/references.md.",
         JOB,
     ),
+    "baseline": (
+        "history: run holds each figure without a reference against the median of its last "
+        "comparable PASSED runs in the results store (see docs/results.md).",
+        JOB,
+    ),
     "hang_pattern": (
         "A regular expression that, found in a log line, means the job hangs: run cancels it "
         "and judges it HANG (default: TRT-LLM's detector line, 'Hang detected after N "

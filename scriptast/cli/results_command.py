@@ -12,9 +12,9 @@ import typer
 from scriptast.cli.emit_command import fail
 
 if TYPE_CHECKING:
-    from scriptast.store.compare import Comparison
-    from scriptast.store.database import Store
-    from scriptast.store.queries import RunFilter, RunRow
+    from scriptast.results.store.compare import Comparison
+    from scriptast.results.store.database import Store
+    from scriptast.results.store.queries import RunFilter, RunRow
 
 REGRESSED_EXIT = 17
 """`results compare` exits as `run` does for a regressed figure."""
@@ -50,8 +50,8 @@ def _guarded(action: Callable[[], int]) -> None:
 
 
 def _open(results: str | None) -> Store:
-    from scriptast.store.database import Store
-    from scriptast.store.location import locate
+    from scriptast.results.store.database import Store
+    from scriptast.results.store.location import locate
 
     return Store.open(locate(results), create=False)
 
@@ -61,8 +61,8 @@ def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since
             ) -> RunFilter:  # fmt: skip
     from scriptast.contract.run_record import Verdict
     from scriptast.errors import InputError
-    from scriptast.store.queries import RunFilter
-    from scriptast.store.windows import Window, parse_window
+    from scriptast.results.store.queries import RunFilter
+    from scriptast.results.store.windows import Window, parse_window
 
     if verdict is not None and verdict.upper() not in Verdict.__members__:
         raise InputError(f"--verdict {verdict}: give one of {', '.join(Verdict.__members__)}")
@@ -110,7 +110,7 @@ def list_command(
     """The stored runs, newest first: one line a run, with its headline figure."""
 
     def listed() -> int:
-        from scriptast.store.queries import list_runs
+        from scriptast.results.store.queries import list_runs
 
         chosen = _filter(model, workflow, gpu_type, since, verdict)
         with _open(results) as store:
@@ -137,7 +137,7 @@ def show_command(
 
         from scriptast.contract.run_record import RunRecord
         from scriptast.executor.report import summary
-        from scriptast.store.queries import one_run
+        from scriptast.results.store.queries import one_run
 
         with _open(results) as store:
             row, text = one_run(store, run_id)
@@ -177,11 +177,11 @@ def compare_command(
         import msgspec
 
         from scriptast.errors import InputError
-        from scriptast.store.compare import AGGREGATES, compare_history, compare_sides
+        from scriptast.results.store.compare import AGGREGATES, compare_history, compare_sides
 
         if aggregate not in AGGREGATES:
             raise InputError(f"--aggregate {aggregate}: give one of {', '.join(AGGREGATES)}")
-        allowed = _tolerance(tolerance)
+        allowed = tolerance_percent(tolerance)
         sides = (base, target, base_commit, target_commit)
         with _open(results) as store:
             if figure is not None:
@@ -210,7 +210,7 @@ def compare_command(
     _guarded(compared)
 
 
-def _tolerance(text: str) -> float:
+def tolerance_percent(text: str) -> float:
     from scriptast.errors import InputError
 
     try:
@@ -224,7 +224,7 @@ def _tolerance(text: str) -> float:
 
 def _known_figure(store: Store, figure: str) -> None:
     from scriptast.errors import InputError
-    from scriptast.store.queries import figure_names
+    from scriptast.results.store.queries import figure_names
 
     names = figure_names(store)
     if figure not in names:
@@ -264,8 +264,8 @@ def export_command(
 
     def exported() -> int:
         from scriptast.errors import InputError
-        from scriptast.store.export import FORMATS, as_csv, as_json, as_junit
-        from scriptast.store.queries import list_runs
+        from scriptast.results.store.export import FORMATS, as_csv, as_json, as_junit
+        from scriptast.results.store.queries import list_runs
 
         if format_name not in FORMATS:
             raise InputError(f"--format {format_name}: give one of {', '.join(FORMATS)}")
@@ -303,7 +303,7 @@ def plot_command(
 
     def plotted() -> int:
         from scriptast.errors import InputError
-        from scriptast.store.plot import FORMATS, draw, save, series
+        from scriptast.results.store.plot import FORMATS, draw, save, series
 
         if not output.endswith(FORMATS):
             raise InputError(f"-o {output}: give a .png or .svg file")
@@ -328,7 +328,7 @@ def import_command(
 
     def imported() -> int:
         from scriptast.executor.importing import import_work_dirs
-        from scriptast.store.location import locate
+        from scriptast.results.store.location import locate
 
         for line in import_work_dirs(work_dirs, locate(results)):
             sys.stdout.write(_text(line) + "\n")

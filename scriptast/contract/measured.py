@@ -20,11 +20,13 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     task's whole set); `junit` and `report_json` files the job writes, as paths where it
     runs, and `result_glob` the files it writes a figure report each into (perf_sanity's
     clients' logs), `accuracy_glob` the logs its accuracy runs write lm_eval's table into;
-    `references` a references file on this machine; `gpu_type` the GPU type its references
-    are keyed by besides the partition. `dtype` and `spec_dec_algo` are the LLM API
-    options of `--extra_llm_api_options` (its `dtype`, its `speculative_config.decoding_type`)
-    the references are looked up by as well; `llm_api_unread` says why that file could not be
-    read (then the entry without them is used)."""
+    `references` a references file on this machine; `baseline` `history` when the figures
+    without a reference are held against the results store's earlier runs (the request's
+    `baseline`); `gpu_type` the GPU type its references are keyed by besides the partition.
+    `dtype` and `spec_dec_algo` are the LLM API options of `--extra_llm_api_options` (its
+    `dtype`, its `speculative_config.decoding_type`) the references are looked up by as well;
+    `llm_api_unread` says why that file could not be read (then the entry without them is
+    used)."""
 
     kind: Kind
     model: str | None = None
@@ -41,6 +43,7 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     result_glob: str | None = None
     accuracy_glob: str | None = None
     references: str | None = None
+    baseline: Literal["history"] | None = None
     gpu_type: str | None = None
 
 

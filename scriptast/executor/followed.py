@@ -312,9 +312,15 @@ class Followed:
         where = Where(
             model=spec.measures.model, partition=partition, gpu_type=spec.measures.gpu_type
         )
-        return measure(spec.measures, list(logged.values()), self.read_result,
-                       list_files=self.list_results, repo_root=spec.repo_root, where=where,
-                       references=self.job.references)  # fmt: skip
+        measured = measure(spec.measures, list(logged.values()), self.read_result,
+                           list_files=self.list_results, repo_root=spec.repo_root, where=where,
+                           references=self.job.references)  # fmt: skip
+        if self.job.history is not None:
+            from scriptast.results.store.history import with_history
+            from scriptast.results.store.rows import comparable
+
+            measured.figures = with_history(measured.figures, comparable(spec), self.job.history)
+        return measured
 
 
 class BatchFollowed(Followed):

@@ -9,8 +9,8 @@ from scriptast.errors import RunError
 from scriptast.executor.job_files import load_job
 from scriptast.executor.run import read_record
 from scriptast.executor.stored import row_of
-from scriptast.store.database import Store
-from scriptast.store.location import Location
+from scriptast.results.store.database import Store
+from scriptast.results.store.location import Location
 
 
 def import_work_dirs(work_dirs: Sequence[str], location: Location) -> list[str]:

@@ -16,6 +16,7 @@ from scriptast.contract.axes import LOCAL
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import RunError
 from scriptast.results.reference_file import References
+from scriptast.results.store.history import HistoryBaseline
 
 JOB_SPEC = "job_spec.json"
 MOST_BYTES = 64 * 1024 * 1024
@@ -24,12 +25,15 @@ MOST_BYTES = 64 * 1024 * 1024
 
 class LoadedJob(msgspec.Struct, frozen=True, kw_only=True):
     """A work_dir's job as emit wrote it: the manifest and the script it names (local path),
-    and the references file its figures are held against (`--reference`, else the request's)."""
+    the references file its figures are held against (`--reference`, else the request's), and
+    the history its figures without a reference are held against (`--baseline history`, else
+    the request's `baseline`)."""
 
     work_dir: str
     spec: JobSpec
     script: str
     references: References | None = None
+    history: HistoryBaseline | None = None
 
     @property
     def name(self) -> str:

@@ -43,6 +43,11 @@ class RunOptions(msgspec.Struct, kw_only=True):
     results: str | None = None
     """The results store each judged run is added to (`--results`; None: SCRIPTAST_RESULTS,
     else the default file)."""
+    baseline: str | None = None
+    """`history`: figures without a reference are held against the store's earlier runs."""
+    baseline_runs: int = 5
+    tolerance: float = 5.0
+    """In %: how far a figure may fall (or rise, the way it regresses) from its history."""
 
 
 class Writer(msgspec.Struct, frozen=True):

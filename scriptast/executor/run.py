@@ -32,9 +32,10 @@ from scriptast.executor.session import Session, open_session
 from scriptast.executor.shown import shown as escaped
 from scriptast.executor.stored import store_judged
 from scriptast.results.reference_file import References, read_references
+from scriptast.results.store.history import HistoryBaseline
+from scriptast.results.store.location import locate
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
-from scriptast.store.location import locate
 from scriptast.workdir.write import replace_file
 
 
@@ -102,11 +103,15 @@ class _Guarded:
 
 
 def load_jobs(
-    work_dirs: Sequence[str], reference: str | None = None, force: bool = False
+    work_dirs: Sequence[str],
+    reference: str | None = None,
+    force: bool = False,
+    options: RunOptions | None = None,
 ) -> list[LoadedJob]:
     """Each work_dir's job once (the same folder under two spellings is one), with the
     references file its figures are held against (`reference`, else the one emit recorded),
-    read and checked now: a bad one is an error before anything is submitted."""
+    read and checked now: a bad one is an error before anything is submitted; and with the
+    history its other figures are held against (`--baseline history`, else the request's)."""
     jobs: dict[str, LoadedJob] = {}
     read: dict[str, References] = {}
     for work_dir in work_dirs:
@@ -117,6 +122,12 @@ def load_jobs(
             if path not in read:
                 read[path] = read_references(path)
             job = msgspec.structs.replace(job, references=read[path])
+        wanted = options.baseline if options is not None else None
+        if measures is not None and (wanted or measures.baseline) == "history":
+            chosen = options or RunOptions()
+            history = HistoryBaseline(location=locate(chosen.results), depth=chosen.baseline_runs,
+                                      tolerance=chosen.tolerance)  # fmt: skip
+            job = msgspec.structs.replace(job, history=history)
         jobs.setdefault(os.path.realpath(job.work_dir), job)
     return list(jobs.values())
 
@@ -282,7 +293,7 @@ def run_work_dirs(
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
     locate(options.results)  # a store URL that is not one is refused before anything runs
-    jobs = load_jobs(work_dirs, options.reference, options.force)
+    jobs = load_jobs(work_dirs, options.reference, options.force, options)
     if options.dry_run:
         import shlex
 
@@ -385,9 +396,9 @@ def _attempt(record: RunRecord) -> Attempt:
                    submitted_at=record.submitted_at, finished_at=record.finished_at)  # fmt: skip
 
 
-def _recorded(work_dirs: Sequence[str], reference: str | None) -> list[tuple[LoadedJob, RunRecord]]:
+def _recorded(work_dirs: Sequence[str], options: RunOptions) -> list[tuple[LoadedJob, RunRecord]]:
     found = []
-    for job in load_jobs(work_dirs, reference):
+    for job in load_jobs(work_dirs, options.reference, options=options):
         record = read_record(job.work_dir)
         if record is None:
             raise RunError(f"{job.work_dir} has no run.json: submit it with 'scriptast run'")
@@ -408,7 +419,7 @@ def watch_work_dirs(
     follow them to their verdicts). A judged run is reported as recorded."""
     console = console or Console.standard(json_output)
     locate(options.results)
-    recorded = _recorded(work_dirs, options.reference)
+    recorded = _recorded(work_dirs, options)
     hosts = [r.remote_host for _, r in recorded if r.remote_host]
     jobs = [job for job, _ in recorded]
     session = open_session(jobs, options, transport, hosts[0] if hosts else None)

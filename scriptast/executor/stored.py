@@ -13,10 +13,10 @@ from scriptast.errors import StoreError
 from scriptast.executor.followed import Followed, utc_now
 from scriptast.executor.job_files import JOB_SPEC, LoadedJob
 from scriptast.executor.session import Session
-from scriptast.store.database import Store
-from scriptast.store.location import Location
-from scriptast.store.origin import Fetch, origin_of
-from scriptast.store.rows import StoredRun, stored_run
+from scriptast.results.store.database import Store
+from scriptast.results.store.location import Location
+from scriptast.results.store.origin import Fetch, origin_of
+from scriptast.results.store.rows import StoredRun, stored_run
 
 APPEND_TIMEOUT = 10.0
 """Seconds a run waits for a locked or slow store before it says the run was not stored."""

@@ -125,6 +125,13 @@ def _measures(job: ResolvedJob, chosen: Category) -> Measures | None:
     """What the job measures, with the references file it is held against (read and checked
     now: a bad one is an error before anything is written)."""
     found = chosen.measures(job) if chosen.measures is not None else None
+    if job.request.baseline is not None:
+        if found is None:
+            raise InputError(
+                f"baseline {job.request.baseline}: a {chosen.name} job prints no figures "
+                "scriptast reads; drop the baseline"
+            )
+        found = msgspec.structs.replace(found, baseline=job.request.baseline)
     reference = job.request.reference
     if reference is None:
         return found

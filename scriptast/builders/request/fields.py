@@ -64,6 +64,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     install_mode: Literal["source", "wheel"] = "source"
     wheel_path: str | None = None
     reference: str | None = None
+    baseline: Literal["history"] | None = None
     hang_pattern: str | None = None
     parts: tuple[RequestPart, ...] = ()
 

@@ -12,7 +12,7 @@ import socket
 from collections.abc import Callable
 
 from scriptast.contract.job_spec import JobSpec
-from scriptast.store.rows import Origin
+from scriptast.results.store.rows import Origin
 
 Fetch = Callable[[str], bytes | None]
 _SHA = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")

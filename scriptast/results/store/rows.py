@@ -72,22 +72,43 @@ def run_uid(record: RunRecord) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
-def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
-    """The row of a judged run (record.verdict is set)."""
-    assert record.verdict is not None
+class Comparable(msgspec.Struct, frozen=True, kw_only=True):
+    """What makes two runs comparable: the same workflow, model, GPU type and GPU count."""
+
+    workflow: str
+    model: str | None
+    gpu_type: str | None
+    gpu_count: int | None
+
+
+def comparable(spec: JobSpec) -> Comparable:
+    """A job's comparison key, as the store keeps it."""
     params = spec.slurm_params
     gpus = None
     if params is not None:
         gpus = params.nodes * params.gpus_per_node if params.gpus_per_node else params.ntasks
     measures = spec.measures
+    return Comparable(
+        workflow=str(spec.workflow_type),
+        model=(measures.model if measures and measures.model else None) or spec.model_name,
+        gpu_type=measures.gpu_type if measures else None,
+        gpu_count=gpus,
+    )
+
+
+def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
+    """The row of a judged run (record.verdict is set)."""
+    assert record.verdict is not None
+    params = spec.slurm_params
+    key = comparable(spec)
     name, value, unit = _headline(record)
     return StoredRun(
         run_uid=run_uid(record),
-        workflow=str(spec.workflow_type),
-        model=(measures.model if measures and measures.model else None) or spec.model_name,
+        workflow=key.workflow,
+        model=key.model,
         partition=params.partition if params else None,
-        gpu_type=measures.gpu_type if measures else None,
-        gpu_count=gpus,
+        gpu_type=key.gpu_type,
+        gpu_count=key.gpu_count,
         nodes=params.nodes if params else spec.node_count,
         image=spec.container_image or spec.docker_image or None,
         trtllm_commit=origin.trtllm_commit,

@@ -8,9 +8,9 @@ from typing import Any
 import msgspec
 
 from scriptast.errors import InputError
-from scriptast.store.database import Store
-from scriptast.store.schema import KEY_COLUMNS
-from scriptast.store.windows import Window
+from scriptast.results.store.database import Store
+from scriptast.results.store.schema import KEY_COLUMNS
+from scriptast.results.store.windows import Window
 
 SUMMARY = ("id", *KEY_COLUMNS)
 

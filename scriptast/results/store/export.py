@@ -14,8 +14,8 @@ from xml.sax.saxutils import quoteattr
 import msgspec
 
 from scriptast.contract.run_record import RunRecord
-from scriptast.store.database import Store
-from scriptast.store.queries import RunRow
+from scriptast.results.store.database import Store
+from scriptast.results.store.queries import RunRow
 
 FORMATS = ("csv", "json", "junit")
 _FIELDS = tuple(RunRow.__struct_fields__)

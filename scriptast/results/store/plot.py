@@ -11,8 +11,8 @@ from collections import defaultdict
 from typing import Any
 
 from scriptast.errors import InputError
-from scriptast.store.database import Store
-from scriptast.store.queries import RunFilter, where
+from scriptast.results.store.database import Store
+from scriptast.results.store.queries import RunFilter, where
 
 FORMATS = (".png", ".svg")
 

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from scriptast.errors import StoreError
-from scriptast.store.location import Location
-from scriptast.store.rows import StoredRun
-from scriptast.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
+from scriptast.results.store.location import Location
+from scriptast.results.store.rows import StoredRun
+from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
 
 SERIAL = {"sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT", "postgresql": "BIGSERIAL PRIMARY KEY"}
 _INSERT_RUN = (

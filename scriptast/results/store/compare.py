@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from scriptast.store.database import Store
-from scriptast.store.queries import RunFilter, where
+from scriptast.results.store.database import Store
+from scriptast.results.store.queries import RunFilter, where
 
 MEASURED = ("PASSED", "REGRESSED")
 AGGREGATES: dict[str, Callable[[Sequence[float]], float]] = {
