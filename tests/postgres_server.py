@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -51,34 +52,51 @@ def _as_user(argv: list[str]) -> list[str]:
     return ["runuser", "-u", USER, "--", *argv] if os.geteuid() == 0 else argv
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Server]:
+def available() -> bool:
+    """Debian's server binaries are here, and its user when this runs as root."""
+    return _binaries() is not None and (os.geteuid() != 0 or _user_exists())
+
+
+@contextmanager
+def throwaway_server(durable: bool = False) -> Iterator[Server]:
+    """A server in a new temporary folder on a free loopback port, stopped and removed after
+    (`durable`: with fsync, as a real server runs; the tests go without)."""
     binaries = _binaries()
-    have_user = os.geteuid() != 0 or _user_exists()
-    if binaries is None or not have_user:
-        message = "Debian's postgresql (initdb, pg_ctl and its postgres user) is needed"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}; .ci/run installs it")
-        pytest.skip(message)
+    assert binaries is not None
     # not under pytest's folder: its parents are root's alone, and the server runs as USER
     folder = Path(tempfile.mkdtemp(prefix="scriptast-postgres-"))
     data = folder / "data"
     if os.geteuid() == 0:
         shutil.chown(folder, USER, USER)
-    subprocess.run(_as_user([f"{binaries}/initdb", "-D", str(data), "--auth=trust",
-                             "--username=scriptast", "--encoding=UTF8", "--no-sync"]),
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
-    port = free_port()
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-o", options,
-                             "-l", str(folder / "server.log"), "-w", "start"]),
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
     try:
-        yield Server(port)
+        subprocess.run(_as_user([f"{binaries}/initdb", "-D", str(data), "--auth=trust",
+                                 "--username=scriptast", "--encoding=UTF8", "--no-sync"]),
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        port = free_port()
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
+        if not durable:
+            options += " -c fsync=off"
+        subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-o", options,
+                                 "-l", str(folder / "server.log"), "-w", "start"]),
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        try:
+            yield Server(port)
+        finally:
+            subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-m", "immediate",
+                                     "-w", "stop"]), capture_output=True, timeout=60)  # fmt: skip
     finally:
-        subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-m", "immediate",
-                                 "-w", "stop"]), capture_output=True, timeout=60)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Server]:
+    if not available():
+        message = "Debian's postgresql (initdb, pg_ctl and its postgres user) is needed"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; .ci/run installs it")
+        pytest.skip(message)
+    with throwaway_server() as server:
+        yield server
 
 
 def _user_exists() -> bool:

@@ -85,6 +85,11 @@ class Store:
         with self._errors():
             return self._connection.execute(self._dialect(sql), tuple(parameters))
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement over many rows (inside a transaction)."""
+        with self._errors():
+            self._connection.cursor().executemany(self._dialect(sql), rows)
+
     def append(self, run: StoredRun) -> int | None:
         """Add one run and its figures in one transaction; its id, or None when this run was
         stored before (same run_uid)."""
@@ -100,12 +105,13 @@ class Store:
                 for f in run.figures
             ]  # fmt: skip
             if figures:
-                with self._errors():
-                    self._connection.cursor().executemany(self._dialect(_INSERT_FIGURE), figures)
+                self.executemany(_INSERT_FIGURE, figures)
             return run_id
 
     def _dialect(self, sql: str) -> str:
-        return sql if self.location.kind == "sqlite" else sql.replace("?", "%s")
+        if self.location.kind == "sqlite":
+            return sql
+        return sql.replace("%", "%%").replace("?", "%s")
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
