@@ -378,3 +378,23 @@ def test_keep_connection_leaves_the_master_open(remote: Remote) -> None:
     assert _master_open(remote)
     closed = remote.go("watch", str(work))
     assert closed.returncode == 0 and _master_open(remote)  # not opened by it: left as it was
+
+
+def test_a_remote_run_is_stored_with_the_clusters_commit(
+    remote: Remote, results_store: Path
+) -> None:
+    """The TRT-LLM commit of a remote_slurm run is the cluster checkout's HEAD, read over the
+    run's own ssh master (no new connection)."""
+    import sqlite3
+
+    from tests.test_results_runs import committed
+
+    head = committed(remote.cluster_root / "TensorRT-LLM")
+    work = remote.remote("stored")
+    before = remote.server.accepted()
+    done = remote.go("run", str(work), **SAY)
+    assert done.returncode == 0, done.stderr
+    assert remote.server.accepted() - before == 1
+    with sqlite3.connect(results_store) as connection:
+        rows = connection.execute("SELECT trtllm_commit, work_dir, verdict FROM scriptast_runs")
+        assert rows.fetchall() == [(head, str(work), "PASSED")]
