@@ -137,14 +137,14 @@ def show_command(
 
         from scriptast.contract.run_record import RunRecord
         from scriptast.executor.report import summary
-        from scriptast.results.store.queries import one_run
+        from scriptast.results.store.queries import SUMMARY, one_run
 
         with _open(results) as store:
             row, text = one_run(store, run_id)
         if json_output:
             sys.stdout.write(text)
             return 0
-        keys = msgspec.structs.asdict(row)
+        keys = {field: getattr(row, field) for field in SUMMARY}
         width = max(len(k) for k in keys)
         sys.stdout.write("".join(f"{k:<{width}}  {_text(v)}\n" for k, v in keys.items()))
         sys.stdout.write("\n" + summary(msgspec.json.decode(text, type=RunRecord)))

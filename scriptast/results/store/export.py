@@ -15,10 +15,10 @@ import msgspec
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.results.store.database import Store
-from scriptast.results.store.queries import RunRow
+from scriptast.results.store.queries import SUMMARY, RunRow
 
 FORMATS = ("csv", "json", "junit")
-_FIELDS = tuple(RunRow.__struct_fields__)
+_FIELDS = SUMMARY
 
 
 def _figures(store: Store, ids: list[int]) -> dict[int, list[dict[str, Any]]]:
@@ -42,13 +42,14 @@ def as_csv(runs: list[RunRow]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_FIELDS)
     for run in runs:
-        writer.writerow(["" if v is None else v for v in msgspec.structs.astuple(run)])
+        writer.writerow(["" if v is None else v for v in (getattr(run, f) for f in _FIELDS)])
     return out.getvalue()
 
 
 def as_json(store: Store, runs: list[RunRow]) -> str:
     figures = _figures(store, [run.id for run in runs])
-    items = [{**msgspec.structs.asdict(run), "figures": figures.get(run.id, [])} for run in runs]
+    items = [{**{f: getattr(run, f) for f in _FIELDS}, "figures": figures.get(run.id, [])}
+             for run in runs]  # fmt: skip
     return json.dumps(items, indent=2) + "\n"
 
 

@@ -9,6 +9,7 @@ import msgspec
 
 from scriptast.errors import InputError
 from scriptast.results.store.database import Store
+from scriptast.results.store.rows import RunKeys
 from scriptast.results.store.schema import KEY_COLUMNS
 from scriptast.results.store.windows import Window
 
@@ -27,30 +28,10 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
     verdicts: tuple[str, ...] = ()
 
 
-class RunRow(msgspec.Struct, frozen=True, kw_only=True):
-    """A stored run's keys and headline (no record, no figures)."""
+class RunRow(RunKeys, frozen=True, kw_only=True):
+    """A stored run's keys and headline, with its id (no record, no figures)."""
 
     id: int
-    workflow: str
-    model: str | None
-    partition: str | None
-    gpu_type: str | None
-    gpu_count: int | None
-    nodes: int | None
-    image: str | None
-    trtllm_commit: str | None
-    spec_digest: str | None
-    user_name: str | None
-    cluster: str | None
-    work_dir: str
-    job_id: str | None
-    verdict: str
-    submitted_at: str
-    finished_at: str
-    headline_name: str | None
-    headline_value: float | None
-    headline_unit: str | None
-    stored_at: str
 
 
 def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:

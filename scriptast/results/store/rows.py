@@ -25,11 +25,10 @@ class StoredFigure(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool | None = None
 
 
-class StoredRun(msgspec.Struct, frozen=True, kw_only=True):
-    """A run's row: `run_uid` tells one submission from every other (importing it twice keeps
-    one), `spec_digest` is job_spec.json's sha256 (the request as emit resolved it)."""
+class RunKeys(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run is found, compared and listed by (the store's columns, in table order):
+    `spec_digest` is job_spec.json's sha256 (the request as emit resolved it)."""
 
-    run_uid: str
     workflow: str
     model: str | None
     partition: str | None
@@ -50,6 +49,13 @@ class StoredRun(msgspec.Struct, frozen=True, kw_only=True):
     headline_value: float | None
     headline_unit: str | None
     stored_at: str
+
+
+class StoredRun(RunKeys, frozen=True, kw_only=True):
+    """A run as it is appended: its keys, `run_uid` that tells one submission from every other
+    (importing it twice keeps one), its record (run.json) and its figures."""
+
+    run_uid: str
     record: str
     figures: tuple[StoredFigure, ...] = ()
 

@@ -3,13 +3,10 @@ store to this version (`scriptast_schema` holds the version a store is at)."""
 
 from __future__ import annotations
 
+from scriptast.results.store.rows import RunKeys
+
 SCHEMA_VERSION = 1
-KEY_COLUMNS = (
-    "workflow", "model", "partition", "gpu_type", "gpu_count", "nodes", "image",
-    "trtllm_commit", "spec_digest", "user_name", "cluster", "work_dir", "job_id", "verdict",
-    "submitted_at", "finished_at", "headline_name", "headline_value", "headline_unit",
-    "stored_at",
-)  # fmt: skip
+KEY_COLUMNS = RunKeys.__struct_fields__
 """The columns of a run besides its id, its uid and its record (run.json), in table order."""
 
 
