@@ -1,6 +1,7 @@
-"""A throw-away PostgreSQL server for the results store's tests: Debian's initdb and pg_ctl
-run as an unprivileged user (postgres, as the package makes it) in a temporary folder, on a
-free loopback port; one fresh database a test; stopped by pg_ctl at the session's end."""
+"""A throw-away PostgreSQL server for the results store's tests: the one .ci/run started
+(SCRIPTAST_TEST_POSTGRES_PORT), else one of tests/postgres/server.sh (Debian's initdb and pg_ctl
+as an unprivileged user, a temporary folder, a free loopback port) for the session; one fresh
+database a test."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from tests.ssh_server import free_port
 
 USER = "postgres"
 
@@ -42,54 +41,43 @@ class Server:
         return self.url(name)
 
 
-def _binaries() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-    return os.path.dirname(found[-1]) if found else None
-
-
-def _as_user(argv: list[str]) -> list[str]:
-    """Run as the unprivileged user when root (initdb refuses root)."""
-    return ["runuser", "-u", USER, "--", *argv] if os.geteuid() == 0 else argv
+SERVER_SH = Path(__file__).resolve().parent / "postgres" / "server.sh"
+ENV = "SCRIPTAST_TEST_POSTGRES_PORT"
+"""A server .ci/run started (tests/postgres/server.sh): the tests use it rather than their own."""
 
 
 def available() -> bool:
     """Debian's server binaries are here, and its user when this runs as root."""
-    return _binaries() is not None and (os.geteuid() != 0 or _user_exists())
+    have = bool(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return have and (os.geteuid() != 0 or _user_exists())
 
 
 @contextmanager
 def throwaway_server(durable: bool = False) -> Iterator[Server]:
     """A server in a new temporary folder on a free loopback port, stopped and removed after
-    (`durable`: with fsync, as a real server runs; the tests go without)."""
-    binaries = _binaries()
-    assert binaries is not None
-    # not under pytest's folder: its parents are root's alone, and the server runs as USER
-    folder = Path(tempfile.mkdtemp(prefix="scriptast-postgres-"))
-    data = folder / "data"
-    if os.geteuid() == 0:
-        shutil.chown(folder, USER, USER)
+    (`durable`: with fsync, as a real server runs; the tests go without). Not under pytest's
+    folder: its parents are root's alone, and the server runs as an unprivileged user."""
+    folder = tempfile.mkdtemp(prefix="scriptast-postgres-")
     try:
-        subprocess.run(_as_user([f"{binaries}/initdb", "-D", str(data), "--auth=trust",
-                                 "--username=scriptast", "--encoding=UTF8", "--no-sync"]),
-                       check=True, capture_output=True, timeout=120)  # fmt: skip
-        port = free_port()
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
-        if not durable:
-            options += " -c fsync=off"
-        subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-o", options,
-                                 "-l", str(folder / "server.log"), "-w", "start"]),
-                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        started = subprocess.run(["bash", str(SERVER_SH), "up", folder,
+                                  *(["durable"] if durable else [])],
+                                 capture_output=True, text=True, timeout=180)  # fmt: skip
+        if started.returncode != 0:
+            raise AssertionError(f"server.sh up failed:\n{started.stderr}")
         try:
-            yield Server(port)
+            yield Server(int(started.stdout.split()[-1]))
         finally:
-            subprocess.run(_as_user([f"{binaries}/pg_ctl", "-D", str(data), "-m", "immediate",
-                                     "-w", "stop"]), capture_output=True, timeout=60)  # fmt: skip
+            subprocess.run(["bash", str(SERVER_SH), "down", folder], capture_output=True,
+                           timeout=60)  # fmt: skip
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Server]:
+    if os.environ.get(ENV):
+        yield Server(int(os.environ[ENV]))
+        return
     if not available():
         message = "Debian's postgresql (initdb, pg_ctl and its postgres user) is needed"
         if os.environ.get("CI") == "true":

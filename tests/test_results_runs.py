@@ -217,3 +217,21 @@ def test_the_request_asks_for_a_history_baseline(runs: RunSite) -> None:
     assert throughput["unchecked"] == (
         "history baseline: 0 comparable PASSED run(s) stored, it needs 5"
     )
+
+
+def test_an_unreachable_postgresql_store_never_costs_the_verdict(runs: RunSite) -> None:
+    from tests.ssh_server import free_port
+
+    url = f"postgresql://scriptast:secret@127.0.0.1:{free_port()}/results"  # nothing listens
+    work = runs.emit("away", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    done = runs.run("run", str(work), "--results", url, **GOOD)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (note,) = [n for n in record(work)["notes"] if n.startswith("not stored")]
+    assert note.startswith(
+        f"not stored: results store postgresql://scriptast:***@127.0.0.1:{url.split(':')[3]}"
+    )
+    assert "secret" not in done.stdout + json_text(work)
+
+
+def json_text(work: Path) -> str:
+    return (work / "run.json").read_text()
