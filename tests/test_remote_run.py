@@ -190,7 +190,7 @@ def test_a_persistent_allocation_on_the_cluster_runs_two_jobs(remote: Remote) ->
     assert b["notes"][0] == f"reused persistent allocation {alloc}"
     assert b["notes"][1].startswith(f"persistent allocation {alloc} stays: it holds 1 node(s)")
     assert b["notes"][1].endswith(f"'scriptast alloc release --remote cluster {alloc}'")
-    assert len(b["notes"]) == 2
+    assert len(b["notes"]) == 3 and b["notes"][2].startswith("stored in the results store ")
     assert OUTPUT_LINE in Path(b["out_log"]).read_text()
     listed = remote.run(
         "alloc", "list", "--json", "--remote", "cluster", "--ssh-config", str(remote.ssh_config)

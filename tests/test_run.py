@@ -162,7 +162,7 @@ def test_persistent_allocation_runs_two_jobs_then_allocates_anew(runs: RunSite) 
     assert a["notes"][0] == f"new persistent allocation {a['allocation_id']}"
     assert b["notes"][0] == f"reused persistent allocation {a['allocation_id']}"
     assert b["notes"][1].startswith(f"persistent allocation {a['allocation_id']} stays: ")
-    assert len(b["notes"]) == 2
+    assert len(b["notes"]) == 3 and b["notes"][2].startswith("stored in the results store ")
     # the steps ran inside the allocation, with its tasks and GPUs
     launched = [r for r in runs.shims.records("trtllm-bench")]
     assert {r["env"]["SLURM_JOB_ID"] for r in launched} == {a["allocation_id"]}
