@@ -62,7 +62,12 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
                 "--shell quotes the docker command --stdout prints: add --stdout or drop --shell", 2
             )
         from scriptast.pipeline.emit_job import generate, write_outputs
+        from scriptast.pipeline.stage_splits import split_requests
 
+        splits = split_requests(request)
+        if splits is not None:
+            _emit_splits(splits, values)
+            return
         output = generate(request, write_nothing=bool(values.get("stdout")))
         if values.get("explain"):
             sys.stderr.write(output.job.explain())
@@ -83,6 +88,26 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
             raise
         where = f" {error.filename}" if error.filename else ""
         fail(f"cannot read or write{where}: {error.strerror or error}")
+
+
+def _emit_splits(requests: list[Any], values: dict[str, Any]) -> None:
+    """Every split generated before any is written (a bad one writes none); then each."""
+    from scriptast.errors import InputError
+    from scriptast.pipeline.emit_job import generate, write_outputs
+
+    if values.get("stdout"):
+        raise InputError("--all-splits writes a work dir a split: drop --stdout")
+    outputs = [generate(request) for request in requests]
+    for output in outputs:
+        if values.get("explain"):
+            sys.stderr.write(output.job.explain())
+        for warning in output.job.warnings:
+            warn(warning)
+    for output in outputs:
+        write_outputs(output)
+    dirs = [output.job.work_dir for output in outputs]
+    _print("".join(f"{d}\n" for d in dirs) + f"{len(dirs)} split(s) written: run them all "
+           f"with 'scriptast run {' '.join(dirs)}'\n", "the splits were written")  # fmt: skip
 
 
 def _print(text: str, done: str) -> None:

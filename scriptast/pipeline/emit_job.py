@@ -71,6 +71,8 @@ def _lowered(job: ResolvedJob, lowered: Lowered) -> Made:
     """The files of a job its scheduler backend lowered: its other scripts first, then the
     main one; job_spec lists the others and the carried files as extra files."""
     files = [_file(job, name, script) for name, script in lowered.others]
+    files += [OutputFile(posixpath.join(job.work_dir, name), text, False)
+              for name, text in job.work.data_files()]  # fmt: skip
     main = _file(job, lowered.main_name, lowered.main)
     extra = (*(f.path for f in files), *lowered.carried)
     run = lowered.docker_run

@@ -49,6 +49,11 @@ class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
         """Local files the job needs beside its scripts (copied to a cluster with them)."""
         return ()
 
+    def data_files(self) -> tuple[tuple[str, str], ...]:
+        """(name, text) of files the job reads, written into the work directory beside its
+        scripts (and sent to a cluster with them)."""
+        return ()
+
 
 W = TypeVar("W", bound=Work)
 

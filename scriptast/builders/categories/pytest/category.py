@@ -14,13 +14,24 @@ CATEGORY = Category(
     suffix="auto_test",
     cli_name="pytest",
     cli_help="Category 2: run a pytest test id on one node.",
-    docs="Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks.",
+    docs="Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks. "
+    "With `ci_stage`, a TRT-LLM CI stage: its tests from the test-db as CI renders them "
+    "(`<work_dir>/test_list.txt`), its GPUs and nodes from the stage list, pytest with CI's "
+    "flags (test list, split, waives, timeout, rootdir, test prefix, JUnit).",
     examples=(
         "scriptast emit pytest <slurm> --test-cmd 'pytest -v accuracy/test_llm_api_pytorch.py::"
         "TestLlama3_1_8BInstruct::test_param_mark[tp2pp2]'",
         "scriptast emit pytest --request examples/pytest_remote_slurm.json",
+        "scriptast emit pytest <slurm> --ci-stage DGX_B200-4_GPUs-PyTorch-2",
     ),
-    options=("test_cmd", "perf_config_yaml", "perf_test_name"),
+    options=(
+        "test_cmd",
+        "ci_stage",
+        "waives_file",
+        "all_splits",
+        "perf_config_yaml",
+        "perf_test_name",
+    ),
     request_part=PytestRequest,
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
     check_request=later(WORK, "check_request"),

@@ -42,15 +42,30 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
     test: UserCommand
     workdir: str | None = None
     junit: str | None = None
+    files: tuple[tuple[str, str], ...] = ()
+    """(name, text) of the files a CI stage's run reads: its test list and waives."""
 
     def commands(self) -> tuple[tuple[str, UserCommand], ...]:
         return (("test_cmd", self.test),)
 
+    def data_files(self) -> tuple[tuple[str, str], ...]:
+        return self.files
+
 
 def check_request(request: Request) -> None:
-    """test_cmd is required."""
-    if not request.part(PytestRequest).test_cmd:
-        raise ResolveError("test_cmd is required for workflow_type pytest", field="test_cmd")
+    """test_cmd is required, or a ci_stage (not both)."""
+    part = request.part(PytestRequest)
+    if part.ci_stage:
+        from scriptast.builders.categories.pytest.ci.stage_job import check_ci_request
+
+        check_ci_request(part)
+        return
+    if part.all_splits or part.waives_file:
+        raise ResolveError("all_splits and waives_file go with ci_stage: name the stage",
+                           field="ci_stage")  # fmt: skip
+    if not part.test_cmd:
+        raise ResolveError("test_cmd is required for workflow_type pytest (or ci_stage)",
+                           field="test_cmd")  # fmt: skip
 
 
 def route(request: Request) -> str | None:
@@ -210,6 +225,8 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     from scriptast.builders.categories.pytest.selection import read_selection, run_folder
 
     request = facts.request
+    if request.part(PytestRequest).ci_stage:
+        return _stage_resolution(facts, trail)
     test_cmd = request.part(PytestRequest).test_cmd
     assert test_cmd is not None
     selection = read_selection(test_cmd, request.repo_root)
@@ -242,6 +259,46 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         derived_name=names.from_test(tested, needs.model),
         world_source=par.ranks_source or "one task",
         ntasks_source="MPI ranks, as TRT-LLM's CI runs such tests" if par.ntasks > 1 else "1",
+        gpus_per_node=facts.gpus_per_node,
+        gres_need=par.required_devices.value,
+    )
+
+
+def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
+    """A CI stage: its tests, its GPUs and nodes (the seed's pytest limits hold: one node, at
+    most 8 GPUs), pytest as CI runs it in tests/integration/defs."""
+    from scriptast.builders.categories.pytest.ci.stage_job import (
+        DEFS,
+        TEST_LIST,
+        WAIVES_COPY,
+        stage_run,
+    )
+
+    request = facts.request
+    part = request.part(PytestRequest)
+    assert part.ci_stage is not None and request.repo_root is not None
+    run = stage_run(request.repo_root, facts.project, facts.log_dir, part.ci_stage,
+                    part.waives_file, trail)  # fmt: skip
+    if request.required_devices is not None and request.required_devices != run.devices.value:
+        trail.warn(f"required_devices {request.required_devices} is not the stage's: "
+                   f"{run.devices.value} GPU(s) ({run.devices.source}) are used")  # fmt: skip
+    try:
+        par = pytest_parallelism(run.devices, None, run.nodes, facts.gpus_per_node)
+    except ResolveError as error:
+        raise ResolveError(f"ci_stage {part.ci_stage} runs on {run.nodes} node(s) with "
+                           f"{run.devices.value} GPU(s) ({run.stage.path}), and a pytest job "
+                           f"cannot: {error}", field="ci_stage") from None  # fmt: skip
+    trail.add("node_count", run.nodes, f"nodeCount of {run.stage.config.name} in "
+                                       f"{run.stage.path} (1 when absent, as CI)")  # fmt: skip
+    trail.add("junit", run.junit, "--junit-xml of the stage's pytest command")
+    work = PytestWork(test=run.command, workdir=posixpath.join(facts.project, DEFS),
+                      junit=run.junit,
+                      files=((TEST_LIST, run.test_list), (WAIVES_COPY, run.waives)))  # fmt: skip
+    return Resolution(
+        work=work,
+        parallelism=par,
+        derived_name=names.normalize_model_name(part.ci_stage),
+        world_source="one pytest process, as CI runs a stage",
         gpus_per_node=facts.gpus_per_node,
         gres_need=par.required_devices.value,
     )

@@ -1,0 +1,123 @@
+"""A pytest job that reproduces a CI stage (`ci_stage`): the stage's tests from the test-db
+into `<work_dir>/test_list.txt`, the job sized from the stage's GPU and node count, and pytest
+run as L0_Test.groovy runs it, every flag with where it came from."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+
+import msgspec
+
+from scriptast.builders.categories.pytest.ci.conditions import stage_query
+from scriptast.builders.categories.pytest.ci.stages import Stage, find_stage
+from scriptast.builders.categories.pytest.ci.test_db import select
+from scriptast.builders.categories.pytest.ci.waives import check_waives, default_waives
+from scriptast.builders.categories.pytest.request import PytestRequest
+from scriptast.builders.resolution.job import UserCommand
+from scriptast.builders.resolution.parallelism import Sourced
+from scriptast.builders.resolution.trail import Trail
+from scriptast.errors import InputError
+
+TEST_LIST = "test_list.txt"
+WAIVES_COPY = "waives.txt"
+DEFS = "tests/integration/defs"
+DURATIONS = ".test_durations"
+PYTEST_TIMEOUT = 3600
+"""L0_Test.groovy's pytestTestTimeout: a test's `TIMEOUT (N)` in the list overrides it (the
+repository's conftest reads the list)."""
+
+
+class StageRun(msgspec.Struct, frozen=True, kw_only=True):
+    """What a stage gives the job: its test list's text, the command, the GPUs and nodes."""
+
+    stage: Stage
+    test_list: str
+    waives: str
+    command: UserCommand
+    devices: Sourced
+    nodes: int
+    junit: str
+
+
+def _flag(trail: Trail, argv: list[str], words: list[str], source: str) -> None:
+    argv += words
+    trail.add("pytest_flag", " ".join(words), source)
+
+
+def stage_run(request_repo: str, project: str, log_dir: str, name: str,
+              waives_file: str | None, trail: Trail) -> StageRun:  # fmt: skip
+    """The stage `name` as CI runs it: read from `request_repo` (this machine's checkout),
+    run in `project` (the checkout where the job runs) with its files in `log_dir`."""
+    stage = find_stage(request_repo, name)
+    config = stage.config
+    trail.add("ci_stage", name, f"{stage.path}: family {config.name}, split {stage.split} of "
+                                f"{config.splits}")  # fmt: skip
+    query: dict[str, str] = {}
+    for key, value, why in stage_query(name):
+        query[key] = value
+        trail.add(f"test_db_query.{key}", value, f"getMakoArgsFromStageName: {why}")
+    selected = select(request_repo, config.testDB, query)
+    if not selected.lines:
+        raise InputError(f"ci_stage {name}: no block of {selected.path} matches the stage "
+                         f"({', '.join(f'{k}={v}' for k, v in query.items())}): CI would run no "
+                         "test there", field="ci_stage")  # fmt: skip
+    trail.add(
+        "test_list",
+        f"{len(selected.lines)} test line(s)",
+        f"{selected.path}: blocks at lines {', '.join(map(str, selected.blocks))}",
+    )
+    waives = waives_file or default_waives(request_repo)
+    waived, waives_text = check_waives(waives)
+    whose = "request waives_file" if waives_file else "the repository's"
+    trail.add("waives_file", waives, f"{whose}, {waived} waived; copied into the work "
+                                     f"directory as {WAIVES_COPY}, as CI copies it")  # fmt: skip
+    defs = posixpath.join(project, DEFS)
+    listed = posixpath.join(log_dir, TEST_LIST)
+    junit = posixpath.join(log_dir, "results.xml")
+    argv = ["pytest"]
+    groovy = "as L0_Test.groovy runs pytest"
+    _flag(trail, argv, ["-v", "--timeout-method=thread"], groovy)
+    timeout = f"{groovy} (pytestTestTimeout; a test's TIMEOUT (N) in the list wins)"
+    _flag(trail, argv, [f"--timeout={PYTEST_TIMEOUT}"], timeout)
+    _flag(
+        trail, argv, [f"--test-list={listed}"], f"the stage's list, rendered from {selected.path}"
+    )
+    _flag(trail, argv, ["--splitting-algorithm", "least_duration", "--splits",
+                        str(config.splits), "--group", str(stage.split)],
+          f"the stage's split {stage.split} of {config.splits} ({stage.path})")  # fmt: skip
+    durations = posixpath.join(request_repo, DEFS, DURATIONS)
+    if os.path.isfile(durations):
+        _flag(
+            trail,
+            argv,
+            ["--durations-path", posixpath.join(defs, DURATIONS)],
+            "the repository's durations file (pytest-split's least_duration)",
+        )
+    _flag(
+        trail,
+        argv,
+        [f"--waives-file={posixpath.join(log_dir, WAIVES_COPY)}"],
+        "the waives file above, in the work directory",
+    )
+    _flag(trail, argv, ["--rootdir", defs], groovy)
+    _flag(trail, argv, [f"--test-prefix={name}"], f"{groovy} (the stage's name)")
+    _flag(trail, argv, [f"--output-dir={log_dir}/"], "the work directory (mounted)")
+    _flag(trail, argv, ["--junit-xml", junit, "-o", "junit_logging=out-err"],
+          f"{groovy}; run judges every test from it")  # fmt: skip
+    if "-Ray-" in name:
+        _flag(trail, argv, ["--run-ray"], f"{groovy} for a -Ray- stage")
+    devices = Sourced(config.gpuCount, f"gpuCount of {config.name} in {stage.path} (1 when "
+                      "absent, as CI)")  # fmt: skip
+    return StageRun(stage=stage, test_list="".join(f"{line}\n" for line in selected.lines),
+                    waives=waives_text,
+                    command=UserCommand(text=shlex.join(argv), argv=tuple(argv)),
+                    devices=devices, nodes=config.nodeCount, junit=junit)  # fmt: skip
+
+
+def check_ci_request(part: PytestRequest) -> None:
+    """A stage writes its own pytest command."""
+    if part.ci_stage and part.test_cmd:
+        raise InputError("ci_stage writes the stage's pytest command: drop test_cmd (or drop "
+                         "ci_stage to run your own)", field="test_cmd")  # fmt: skip

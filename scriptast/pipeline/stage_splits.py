@@ -1,0 +1,44 @@
+"""`--ci-stage NAME --all-splits`: every split of the stage as its own request and work dir
+(`<work_dir>/<family>-<k>`), ready for one `scriptast run` of them all."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+import msgspec
+
+from scriptast.builders.categories.pytest.request import PytestRequest
+from scriptast.builders.request.fields import Request
+from scriptast.errors import InputError
+
+
+def split_requests(request: Request) -> list[Request] | None:
+    """One request a split of the stage (None: the request asks for one job)."""
+    part = request.part(PytestRequest)
+    if not (part.ci_stage and part.all_splits):
+        return None
+    from scriptast.builders.categories.pytest.ci.stages import read_stage_list
+
+    if not request.repo_root or not request.work_dir:
+        raise InputError("--all-splits needs repo_root (the stage list) and work_dir (a work "
+                         "dir a split is written under it)", field="all_splits")  # fmt: skip
+    configs, path = read_stage_list(request.repo_root)
+    by_name = {c.name: c for c in configs}
+    family = by_name.get(part.ci_stage)
+    if family is None:
+        matched = re.match(r"(.+)-\d+\Z", part.ci_stage)
+        family = by_name.get(matched.group(1)) if matched else None
+    if family is None:
+        from scriptast.builders.categories.pytest.ci.stages import find_stage
+
+        find_stage(request.repo_root, part.ci_stage)  # raises, with the closest names
+        raise InputError(f"ci_stage {part.ci_stage!r} is not a stage family of {path}")
+    requests = []
+    for split in range(1, family.splits + 1):
+        name = f"{family.name}-{split}"
+        one = msgspec.structs.replace(part, ci_stage=name, all_splits=False)
+        parts = tuple(one if isinstance(p, PytestRequest) else p for p in request.parts)
+        requests.append(msgspec.structs.replace(
+            request, work_dir=posixpath.join(request.work_dir, name), parts=parts))  # fmt: skip
+    return requests
