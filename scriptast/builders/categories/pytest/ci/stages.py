@@ -85,8 +85,11 @@ def find_stage(repo_root: str, name: str) -> Stage:
             if config.name == family and 1 <= split <= config.splits:
                 return Stage(name=name, config=config, split=split, path=path)
     family = next((c for c in configs if c.name == name), None)
+    split_of = next((c for c in configs if matched and c.name == matched.group(1)), None)
     if family is not None:
         hint = f" (a family of {family.splits} split(s): name one, as {name}-1)"
+    elif split_of is not None:
+        hint = f" ({split_of.name} has {split_of.splits} split(s), 1 to {split_of.splits})"
     else:
         close = difflib.get_close_matches(name, stage_names(configs), n=3, cutoff=0.6)
         hint = f" (closest: {', '.join(close)})" if close else ""

@@ -65,8 +65,10 @@ def _block(node: yaml.Node, where: str) -> Block:
     ranges: dict[str, dict[str, float]] = {}
     wildcards: dict[str, tuple[str, ...]] = {}
     terms: dict[str, str] = {}
-    for kind, body in _mapping(condition, "condition") if condition is not None else []:
-        line = body.start_mark.line + 1
+    if condition is not None and not isinstance(condition, yaml.MappingNode):
+        raise ValueError("condition must be a mapping")
+    for key_node, body in condition.value if condition is not None else []:
+        kind, line = str(key_node.value), key_node.start_mark.line + 1
         if kind not in CONDITION_KINDS:
             raise InputError(f"{where}:{line}: unknown condition key {kind!r}: the test-db's "
                              f"conditions are {', '.join(CONDITION_KINDS)}")  # fmt: skip
