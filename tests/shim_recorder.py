@@ -22,6 +22,7 @@ class Shims:
             self._install(name, "record.py")
         self._install("srun", "srun.py")
         (self.bin / "shim_upstream.py").write_text((SHIMS / "upstream.py").read_text())
+        (self.bin / "ci_pytest.py").write_text((SHIMS / "ci_pytest.py").read_text())
         self._install("docker", "docker.py")
 
     def _install(self, name: str, source: str) -> None:
