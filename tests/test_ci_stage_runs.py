@@ -41,7 +41,9 @@ def test_a_two_split_stage_runs_both_splits_and_names_the_failing_test(
     tests = [r["tests"] for r in found]
     assert sum(t["tests"] for t in tests) == 5  # the stage's list, split in two
     assert sum(t["skipped"] for t in tests) == 2  # waived: one by id, one by full:H100/
-    assert all(Path(t["source"]) == split / "results.xml" for t, split in zip(tests, splits))
+    assert all(
+        Path(t["source"]) == split / "results.xml" for t, split in zip(tests, splits, strict=True)
+    )
     assert all((split / "results.xml").is_file() for split in splits)
     (failed,) = [f for t in tests for f in t.get("failed", [])]
     (failing_split,) = [name for name, verdict in verdicts.items() if verdict == "FAILED"]

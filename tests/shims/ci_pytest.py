@@ -24,7 +24,9 @@ def _flag(argv: list[str], name: str) -> str | None:
 
 def _tests(path: str) -> list[str]:
     tests = []
-    for raw in open(path, encoding="utf-8").read().splitlines():
+    with open(path, encoding="utf-8") as stream:
+        lines = stream.read().splitlines()
+    for raw in lines:
         line = raw.split(" TIMEOUT ")[0].split(" ISOLATION")[0].strip()
         if line and not line.startswith("#"):
             tests.append(line)
@@ -32,8 +34,12 @@ def _tests(path: str) -> list[str]:
 
 
 def _waived(path: str | None) -> dict[str, str]:
-    found = {}
-    for raw in open(path, encoding="utf-8").read().splitlines() if path else []:
+    found: dict[str, str] = {}
+    if not path:
+        return found
+    with open(path, encoding="utf-8") as stream:
+        lines = stream.read().splitlines()
+    for raw in lines:
         line = raw.strip()
         if not line or line.startswith("#") or " SKIP" not in line:
             continue
@@ -77,7 +83,10 @@ def run_stage(argv: list[str]) -> int:
     tests = _tests(_flag(argv, "--test-list") or "")
     waived = _waived(_flag(argv, "--waives-file"))
     durations_path = _flag(argv, "--durations-path")
-    durations = json.load(open(durations_path)) if durations_path else {}
+    durations: dict[str, float] = {}
+    if durations_path:
+        with open(durations_path, encoding="utf-8") as stream:
+            durations = json.load(stream)
     splits, group = int(_flag(argv, "--splits") or 1), int(_flag(argv, "--group") or 1)
     mine = least_duration(tests, splits, durations)[group - 1]
     failing = [w for w in os.environ.get("SHIM_PYTEST_FAIL", "").split(",") if w]

@@ -91,9 +91,10 @@ def evaluate(argv: list[str]) -> int:
 def run_pytest(argv: list[str]) -> int:
     if os.environ["SHIM_PYTEST_RESULTS"] == "from-test-list":  # a CI stage's run
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from ci_pytest import run_stage
+        from ci_pytest import run_stage  # type: ignore[import-not-found]  # beside it in shims/bin
 
-        return run_stage(argv)
+        code: int = run_stage(argv)
+        return code
     counts = dict(
         (key, int(value))
         for key, value in (pair.split("=") for pair in os.environ["SHIM_PYTEST_RESULTS"].split(","))
