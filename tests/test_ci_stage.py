@@ -94,6 +94,7 @@ def test_a_block_matches_as_trt_test_db_reads_its_conditions() -> None:
             'unittest/llmapi/test_llm_pytorch.py -k "not lora"',
             "test_e2e.py::test_openai_chat_example ISOLATION",
             "test_unmarked.py::test_plain",
+            "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_one",
         ]),
         # 4 GPUs, pre-merge: l0_dgx_b200's 4-GPU mpi block, not the 2- or 8-GPU ones, not ray
         ("DGX_B200-4_GPUs-PyTorch-2", 4, [
@@ -115,6 +116,7 @@ def test_a_block_matches_as_trt_test_db_reads_its_conditions() -> None:
             "accuracy/test_llm_api_pytorch.py::TestDeepSeekR1::test_nvfp4_multi_gpus[throughput] TIMEOUT (60)",
             "accuracy/test_llm_api_pytorch.py::TestDeepSeekV4Flash::test_mixed_breakable_cuda_graph TIMEOUT (120) ISOLATION",
             "unittest/_torch/visual_gen/multi_gpu/test_attn2d_attention.py",
+            "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_eight",
         ]),
         # the DeepSeek trigger selects its block only (the others' block says auto_trigger)
         ("DGX_H100-4_GPUs-PyTorch-DeepSeek-1", 4, [
@@ -168,7 +170,7 @@ def test_pytest_runs_with_ci_flags_each_with_its_source(site: Site) -> None:
         "as L0_Test.groovy runs pytest (the stage's name)"
     )
     assert "gpuCount of DGX_B200-4_GPUs-PyTorch" in explained
-    assert "l0_dgx_b200.yml: blocks at lines 20" in explained
+    assert "l0_dgx_b200.yml: blocks at lines 21" in explained
     spec = json.loads((Path(work) / "job_spec.json").read_text())
     assert spec["measures"]["junit"] == f"{work}/results.xml"
     assert sorted(Path(p).name for p in spec["extra_files"]) == ["test_list.txt", "waives.txt"]
@@ -277,3 +279,35 @@ def test_all_splits_writes_none_when_one_split_cannot_be_made(site: Site, tmp_pa
                       "--work-dir", str(tmp_path / "stage"))  # fmt: skip
     assert done.returncode == 1 and "the stage's test-db file is missing" in done.stderr
     assert not (tmp_path / "stage").exists()
+
+
+@pytest.mark.parametrize(
+    ("test_id", "gpus", "source", "warning"),
+    [
+        # no mark (1 GPU), but a helper launches its two ranks: the test-db runs it on 2
+        ("test_unmarked.py::test_launches_two_ranks", 2, "l0_dgx_b200.yml block at line 3",
+         "test_unmarked.py::test_launches_two_ranks: its marks say none (1 GPU), the test-db lists "
+         "it on l0_dgx_b200.yml:3 (2)"),
+        # its mark says 4, CI runs it on 8
+        ("accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_eight", 8,
+         "l0_dgx_b200.yml block at line 56",
+         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_eight: its "
+         "marks and id say 4, the test-db lists it on l0_dgx_b200.yml:56 (8)"),
+        # its module mark says 2, the test-db's 1-GPU block lists it: the marks' larger count
+        ("accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_one", 2,
+         "skip_less_device", "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::"
+         "test_listed_on_one: its marks and id say 2, the test-db lists it on l0_h100.yml:3 (1)"),
+        # listed where the marks agree: no warning
+        ("test_unmarked.py::test_plain", 1, "default", None),  # the test-db agrees
+    ],
+)  # fmt: skip
+def test_a_test_is_sized_from_the_test_db_block_that_lists_it(
+    site: Site, test_id: str, gpus: int, source: str, warning: str | None
+) -> None:
+    output = generate(site.request(workflow_type="pytest", test_cmd=f"pytest {test_id}"),
+                      machine="x86_64", home=str(site.home))  # fmt: skip
+    assert output.job.required_devices == gpus
+    (entry,) = [e for e in output.job.trail if e.field == "required_devices"]
+    assert source in entry.source
+    said = [w for w in output.job.warnings if "the test-db" in w]
+    assert said == ([f"the marks, the id and the test-db disagree: {warning}"] if warning else [])

@@ -37,7 +37,7 @@ def split_requests(request: Request) -> list[Request] | None:
     requests = []
     for split in range(1, family.splits + 1):
         name = f"{family.name}-{split}"
-        one = msgspec.structs.replace(part, ci_stage=name, all_splits=False)
+        one = msgspec.structs.replace(part, ci_stage=name, all_splits=None)
         parts = tuple(one if isinstance(p, PytestRequest) else p for p in request.parts)
         requests.append(msgspec.structs.replace(
             request, work_dir=posixpath.join(request.work_dir, name), parts=parts))  # fmt: skip

@@ -29,6 +29,6 @@ class PytestRequest(RequestPart, frozen=True, kw_only=True):
         ),
     ] = None
     all_splits: Annotated[
-        bool,
+        bool | None,
         msgspec.Meta(description="ci_stage: every split of the stage, a work dir each."),
-    ] = False
+    ] = None

@@ -29,6 +29,7 @@ from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import Token, tokenize
 
 JUNIT_NAME = "results.xml"
+DEFS = "tests/integration/defs"
 """The JUnit report's name in the work directory (TRT-LLM's CI judges its results.xml)."""
 
 if TYPE_CHECKING:
@@ -138,6 +139,10 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         unevaluated += needs.unevaluated
     found = max(devices, key=lambda n: n.count) if devices else None
     file_devices = Sourced(found.count, found.source) if found else None
+    listed = _listed(request, selection, found.count if found else None, trail)
+    current = file_devices.value if file_devices else (request.required_devices or 1)
+    if listed is not None and listed.value > current:  # CI runs it on more than marks say
+        file_devices = listed
     given = request.required_devices
     fallback = Sourced(given or 1, "input required_devices" if given else "default")
     if selection.uninspected:
@@ -172,6 +177,34 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
     rank_need = max(ranks, key=lambda n: n.count) if ranks else None
     ranks_need = Sourced(rank_need.count, rank_need.source) if rank_need else None
     return _Needs(file_devices, ranks_need, models[0] if models else None)
+
+
+def _listed(
+    request: Request, selection: Selection, marks: int | None, trail: Trail
+) -> Sourced | None:
+    """The GPUs the test-db's blocks run the selected tests on, when it lists them (CI's
+    count: a test that launches `mpirun -n 2` while its marks ask for 1 GPU is listed on 2);
+    each disagreement with the marks is a warning."""
+    from scriptast.builders.categories.pytest.ci.listed import test_db_gpus
+
+    if not request.repo_root:
+        return None
+    defs = posixpath.join(request.repo_root, DEFS)
+    ids = []
+    for located in selection.files:
+        relative = posixpath.relpath(str(located.path), defs)
+        if relative.startswith("..") or not located.target.names:
+            continue
+        target = located.target
+        param = f"[{target.param_id}]" if target.param_id is not None else ""
+        ids.append("::".join((relative, *target.names)) + param)
+    listed = test_db_gpus(request.repo_root, ids, marks)
+    for disagreement in listed.disagreements:
+        trail.warn(f"the marks, the id and the test-db disagree: {disagreement}")
+    if listed.gpus is None:
+        return None
+    trail.add("test_db", listed.gpus, listed.source)
+    return Sourced(listed.gpus, listed.source)
 
 
 def with_junit(command: UserCommand, log_dir: str, cwd: str) -> tuple[UserCommand, str | None]:

@@ -1,0 +1,87 @@
+"""Where a test id is listed in the test-db, and on how many GPUs CI runs it there: each block
+whose tests name the id (a line's first word) with the block's `system_gpu_count`. A file is
+parsed only when its bytes hold the id, so a pytest emit reads the whole test-db cheaply."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+import msgspec
+
+from scriptast.builders.categories.pytest.ci.test_db import TEST_DB, Block, read_test_db
+from scriptast.errors import InputError
+
+
+class Listing(msgspec.Struct, frozen=True, kw_only=True):
+    """A block that lists the test: its file, first line and GPU count (None: it names none)."""
+
+    path: str
+    line: int
+    gpus: int | None
+
+
+def _gpus(block: Block) -> int | None:
+    bounds = block.ranges.get("system_gpu_count", {})
+    low, high = bounds.get("gte"), bounds.get("lte")
+    if low is not None and (high is None or high == low):
+        return int(low)
+    return int(high) if high is not None and low is None else None
+
+
+def listings(repo_root: str, test_id: str) -> list[Listing]:
+    """Every block of the repository's test-db that lists `test_id` (relative to
+    tests/integration/defs, as the test-db writes ids), in file and block order."""
+    folder = posixpath.join(repo_root, TEST_DB)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".yml"))
+    except OSError:
+        return []
+    needle = test_id.encode()
+    found = []
+    for name in names:
+        try:
+            with open(posixpath.join(folder, name), "rb") as stream:
+                if needle not in stream.read():
+                    continue
+            blocks, path = read_test_db(repo_root, name[: -len(".yml")])
+        except (OSError, InputError):
+            continue  # a file this test id does not depend on being whole
+        for block in blocks:
+            if any(line.split(" ", 1)[0] == test_id for line in block.tests):
+                found.append(Listing(path=path, line=block.line, gpus=_gpus(block)))
+    return found
+
+
+class Listed(msgspec.Struct, frozen=True, kw_only=True):
+    """The GPUs the test-db runs a job's tests on (None: no block lists them with a count),
+    what says so, and where the test-db and the marks disagree."""
+
+    gpus: int | None
+    source: str
+    disagreements: tuple[str, ...]
+
+
+def test_db_gpus(repo_root: str, test_ids: list[str], marks: int | None) -> Listed:
+    """The largest count a block gives any of `test_ids`, and each id whose blocks disagree
+    with `marks` (the count the tests' marks and ids give) or with each other."""
+    best: tuple[int, str] | None = None
+    said = []
+    for test_id in test_ids:
+        counted = [item for item in listings(repo_root, test_id) if item.gpus is not None]
+        if not counted:
+            continue
+        where = ", ".join(f"{posixpath.basename(i.path)}:{i.line} ({i.gpus})" for i in counted)
+        counts = {i.gpus for i in counted if i.gpus is not None}
+        top = max(counted, key=lambda i: i.gpus or 0)
+        assert top.gpus is not None
+        if best is None or top.gpus > best[0]:
+            best = (top.gpus, f"the test-db runs {test_id} on {top.gpus} GPU(s): "
+                              f"{top.path} block at line {top.line} (system_gpu_count)")  # fmt: skip
+        if counts != {marks if marks is not None else 1}:
+            marked = (f"its marks and id say {marks}" if marks is not None
+                      else "its marks say none (1 GPU)")  # fmt: skip
+            said.append(f"{test_id}: {marked}, the test-db lists it on {where}")
+    if best is None:
+        return Listed(gpus=None, source="", disagreements=tuple(said))
+    return Listed(gpus=best[0], source=best[1], disagreements=tuple(said))
