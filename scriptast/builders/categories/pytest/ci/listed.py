@@ -76,8 +76,8 @@ def test_db_gpus(repo_root: str, test_ids: list[str], marks: int | None) -> List
         top = max(counted, key=lambda i: i.gpus or 0)
         assert top.gpus is not None
         if best is None or top.gpus > best[0]:
-            best = (top.gpus, f"the test-db runs {test_id} on {top.gpus} GPU(s): "
-                              f"{top.path} block at line {top.line} (system_gpu_count)")  # fmt: skip
+            where_top = f"{top.path} block at line {top.line} (system_gpu_count)"
+            best = (top.gpus, f"the test-db runs {test_id} on {top.gpus} GPU(s): {where_top}")
         if counts != {marks if marks is not None else 1}:
             marked = (f"its marks and id say {marks}" if marks is not None
                       else "its marks say none (1 GPU)")  # fmt: skip
