@@ -311,3 +311,26 @@ def test_a_test_is_sized_from_the_test_db_block_that_lists_it(
     assert source in entry.source
     said = [w for w in output.job.warnings if "the test-db" in w]
     assert said == ([f"the marks, the id and the test-db disagree: {warning}"] if warning else [])
+
+
+def test_a_remote_stage_sends_its_list_and_waives_with_the_script(site: Site) -> None:
+    from tests.cases import CASES
+    from tests.test_categories import site_fields
+
+    fields = {**CASES["pytest_remote_slurm_aarch64"], "ci_stage": "DGX_B200-4_GPUs-PyTorch-2"}
+    fields.pop("test_cmd")
+    from scriptast.builders.request.read import build_request
+
+    output = generate(build_request(site_fields(site, fields), {}), machine="x86_64",
+                      home=str(site.home))  # fmt: skip
+    spec = json.loads(next(f.text for f in output.files if f.path.endswith("job_spec.json")))
+    remote = spec["remote_work_dir"]
+    work = output.job.work_dir
+    assert spec["extra_file_destinations"] == {
+        f"{work}/test_list.txt": f"{remote}/test_list.txt",
+        f"{work}/waives.txt": f"{remote}/waives.txt",
+    }
+    argv = list(output.job.work_as(PytestWork).test.argv or ())
+    assert f"--test-list={remote}/test_list.txt" in argv
+    assert f"--waives-file={remote}/waives.txt" in argv
+    assert argv[argv.index("--rootdir") + 1] == f"{spec['remote_repo_path']}/tests/integration/defs"
