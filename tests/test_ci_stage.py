@@ -334,3 +334,32 @@ def test_a_remote_stage_sends_its_list_and_waives_with_the_script(site: Site) ->
     assert f"--test-list={remote}/test_list.txt" in argv
     assert f"--waives-file={remote}/waives.txt" in argv
     assert argv[argv.index("--rootdir") + 1] == f"{spec['remote_repo_path']}/tests/integration/defs"
+
+
+@pytest.mark.parametrize(
+    ("gpus", "partition", "expected"),
+    [
+        (16, "batch", "required_devices = 16 exceeds the maximum of 8 GPUs for pytest."),
+        (8, "four", "required_devices = 8 exceeds gpus_per_node = 4"),
+    ],
+)
+def test_the_seeds_pytest_limits_hold_for_a_stage(
+    site: Site, gpus: int, partition: str, expected: str
+) -> None:
+    """A stage bigger than the seed lets a pytest job be (one node, 8 GPUs, the partition's
+    GPUs a node) is refused with the seed's words, naming the stage's size."""
+    stages = site.repo / "jenkins/scripts/test_stage_configs.json"
+    data = json.loads(stages.read_text())
+    data["configs"].append({"name": f"DGX_B200-{gpus}_GPUs-PyTorch", "arch": "x86",
+                            "slurm": True, "platform": "auto:dgx-b200-flex",
+                            "testDB": "l0_dgx_b200", "splits": 1, "gpuCount": gpus})  # fmt: skip
+    stages.write_text(json.dumps(data))
+    env = json.loads(site.slurm_env.read_text())
+    env["partitions"].append({**env["partitions"][0], "name": "four", "gres": "gpu:4",
+                              "gpus_per_node": 4})  # fmt: skip
+    site.slurm_env.write_text(json.dumps(env))
+    with pytest.raises(ScriptastError) as caught:
+        stage(site, f"DGX_B200-{gpus}_GPUs-PyTorch-1", partition=partition)
+    assert str(caught.value).startswith(f"ci_stage DGX_B200-{gpus}_GPUs-PyTorch-1 runs on 1 "
+                                        f"node(s) with {gpus} GPU(s)")  # fmt: skip
+    assert expected in str(caught.value)

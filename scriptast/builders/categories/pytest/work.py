@@ -305,24 +305,26 @@ def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
         TEST_LIST,
         WAIVES_COPY,
         stage_run,
+        stage_size,
     )
 
     request = facts.request
     part = request.part(PytestRequest)
     assert part.ci_stage is not None and request.repo_root is not None
-    run = stage_run(request.repo_root, facts.project, facts.log_dir, part.ci_stage,
-                    part.waives_file, trail)  # fmt: skip
-    if request.required_devices is not None and request.required_devices != run.devices.value:
+    stage, devices, nodes = stage_size(request.repo_root, part.ci_stage)
+    if request.required_devices is not None and request.required_devices != devices.value:
         trail.warn(f"required_devices {request.required_devices} is not the stage's: "
-                   f"{run.devices.value} GPU(s) ({run.devices.source}) are used")  # fmt: skip
+                   f"{devices.value} GPU(s) ({devices.source}) are used")  # fmt: skip
     try:
-        par = pytest_parallelism(run.devices, None, run.nodes, facts.gpus_per_node)
+        par = pytest_parallelism(devices, None, nodes, facts.gpus_per_node)
     except ResolveError as error:
-        raise ResolveError(f"ci_stage {part.ci_stage} runs on {run.nodes} node(s) with "
-                           f"{run.devices.value} GPU(s) ({run.stage.path}), and a pytest job "
+        raise ResolveError(f"ci_stage {part.ci_stage} runs on {nodes} node(s) with "
+                           f"{devices.value} GPU(s) ({stage.path}), and a pytest job "
                            f"cannot: {error}", field="ci_stage") from None  # fmt: skip
-    trail.add("node_count", run.nodes, f"nodeCount of {run.stage.config.name} in "
-                                       f"{run.stage.path} (1 when absent, as CI)")  # fmt: skip
+    run = stage_run(request.repo_root, facts.project, facts.log_dir, stage, part.waives_file,
+                    trail)  # fmt: skip
+    trail.add("node_count", nodes, f"nodeCount of {stage.config.name} in {stage.path} (1 when "
+                                   "absent, as CI)")  # fmt: skip
     trail.add("junit", run.junit, "--junit-xml of the stage's pytest command")
     work = PytestWork(test=run.command, workdir=posixpath.join(facts.project, DEFS),
                       junit=run.junit,

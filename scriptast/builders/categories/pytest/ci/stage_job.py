@@ -30,14 +30,12 @@ repository's conftest reads the list)."""
 
 
 class StageRun(msgspec.Struct, frozen=True, kw_only=True):
-    """What a stage gives the job: its test list's text, the command, the GPUs and nodes."""
+    """What a stage gives the job: its test list's and waives' texts, the command, its JUnit."""
 
     stage: Stage
     test_list: str
     waives: str
     command: UserCommand
-    devices: Sourced
-    nodes: int
     junit: str
 
 
@@ -46,12 +44,19 @@ def _flag(trail: Trail, argv: list[str], words: list[str], source: str) -> None:
     trail.add("pytest_flag", " ".join(words), source)
 
 
-def stage_run(request_repo: str, project: str, log_dir: str, name: str,
-              waives_file: str | None, trail: Trail) -> StageRun:  # fmt: skip
-    """The stage `name` as CI runs it: read from `request_repo` (this machine's checkout),
-    run in `project` (the checkout where the job runs) with its files in `log_dir`."""
+def stage_size(request_repo: str, name: str) -> tuple[Stage, Sourced, int]:
+    """The stage `name`, its GPUs (with their source) and its nodes."""
     stage = find_stage(request_repo, name)
-    config = stage.config
+    devices = Sourced(stage.config.gpuCount, f"gpuCount of {stage.config.name} in "
+                      f"{stage.path} (1 when absent, as CI)")  # fmt: skip
+    return stage, devices, stage.config.nodeCount
+
+
+def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
+              waives_file: str | None, trail: Trail) -> StageRun:  # fmt: skip
+    """The stage as CI runs it: read from `request_repo` (this machine's checkout), run in
+    `project` (the checkout where the job runs) with its files in `log_dir`."""
+    name, config = stage.name, stage.config
     trail.add("ci_stage", name, f"{stage.path}: family {config.name}, split {stage.split} of "
                                 f"{config.splits}")  # fmt: skip
     query: dict[str, str] = {}
@@ -108,12 +113,10 @@ def stage_run(request_repo: str, project: str, log_dir: str, name: str,
           f"{groovy}; run judges every test from it")  # fmt: skip
     if "-Ray-" in name:
         _flag(trail, argv, ["--run-ray"], f"{groovy} for a -Ray- stage")
-    devices = Sourced(config.gpuCount, f"gpuCount of {config.name} in {stage.path} (1 when "
-                      "absent, as CI)")  # fmt: skip
     return StageRun(stage=stage, test_list="".join(f"{line}\n" for line in selected.lines),
                     waives=waives_text,
                     command=UserCommand(text=shlex.join(argv), argv=tuple(argv)),
-                    devices=devices, nodes=config.nodeCount, junit=junit)  # fmt: skip
+                    junit=junit)  # fmt: skip
 
 
 def check_ci_request(part: PytestRequest) -> None:
