@@ -9,17 +9,8 @@ import heapq
 import json
 import os
 import time
+from collections.abc import Callable
 from xml.sax.saxutils import quoteattr
-
-
-def _flag(argv: list[str], name: str) -> str | None:
-    found = None
-    for index, word in enumerate(argv):
-        if word == name and index + 1 < len(argv):
-            found = argv[index + 1]
-        elif word.startswith(name + "="):
-            found = word.split("=", 1)[1]
-    return found
 
 
 def _tests(path: str) -> list[str]:
@@ -79,7 +70,9 @@ def _case(prefix: str, test: str, body: str, seconds: float) -> str:
     )
 
 
-def run_stage(argv: list[str]) -> int:
+def run_stage(argv: list[str], flag: Callable[[list[str], str], str | None]) -> int:
+    """Run the split `--group` of the list; `flag` reads an option's value as the shim does."""
+    _flag = flag
     tests = _tests(_flag(argv, "--test-list") or "")
     waived = _waived(_flag(argv, "--waives-file"))
     durations_path = _flag(argv, "--durations-path")

@@ -93,7 +93,7 @@ def run_pytest(argv: list[str]) -> int:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from ci_pytest import run_stage  # type: ignore[import-not-found]  # beside it in shims/bin
 
-        code: int = run_stage(argv)
+        code: int = run_stage(argv, flag)
         return code
     counts = dict(
         (key, int(value))
