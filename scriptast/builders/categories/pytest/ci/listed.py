@@ -29,27 +29,30 @@ def _gpus(block: Block) -> int | None:
     return int(high) if high is not None and low is None else None
 
 
-def listings(repo_root: str, test_id: str) -> list[Listing]:
-    """Every block of the repository's test-db that lists `test_id` (relative to
-    tests/integration/defs, as the test-db writes ids), in file and block order."""
+def listings(repo_root: str, test_ids: list[str]) -> dict[str, list[Listing]]:
+    """Every block of the repository's test-db that lists each of `test_ids` (relative to
+    tests/integration/defs, as the test-db writes ids), in file and block order; each file is
+    read once, and parsed only when it holds one of the ids."""
     folder = posixpath.join(repo_root, TEST_DB)
+    found: dict[str, list[Listing]] = {test_id: [] for test_id in test_ids}
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".yml"))
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".yml")) if test_ids else []
     except OSError:
-        return []
-    needle = test_id.encode()
-    found = []
+        return found
     for name in names:
         try:
             with open(posixpath.join(folder, name), "rb") as stream:
-                if needle not in stream.read():
-                    continue
+                data = stream.read()
+            if not any(test_id.encode() in data for test_id in test_ids):
+                continue
             blocks, path = read_test_db(repo_root, name[: -len(".yml")])
         except (OSError, InputError):
             continue  # a file this test id does not depend on being whole
         for block in blocks:
-            if any(line.split(" ", 1)[0] == test_id for line in block.tests):
-                found.append(Listing(path=path, line=block.line, gpus=_gpus(block)))
+            named = {line.split(" ", 1)[0] for line in block.tests}
+            for test_id in test_ids:
+                if test_id in named:
+                    found[test_id].append(Listing(path=path, line=block.line, gpus=_gpus(block)))
     return found
 
 
@@ -67,8 +70,9 @@ def test_db_gpus(repo_root: str, test_ids: list[str], marks: int | None) -> List
     with `marks` (the count the tests' marks and ids give) or with each other."""
     best: tuple[int, str] | None = None
     said = []
+    listed = listings(repo_root, test_ids)
     for test_id in test_ids:
-        counted = [item for item in listings(repo_root, test_id) if item.gpus is not None]
+        counted = [item for item in listed[test_id] if item.gpus is not None]
         if not counted:
             continue
         where = ", ".join(f"{posixpath.basename(i.path)}:{i.line} ({i.gpus})" for i in counted)
