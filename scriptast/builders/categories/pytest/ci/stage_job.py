@@ -57,8 +57,16 @@ def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
     """The stage as CI runs it: read from `request_repo` (this machine's checkout), run in
     `project` (the checkout where the job runs) with its files in `log_dir`."""
     name, config = stage.name, stage.config
-    trail.add("ci_stage", name, f"{stage.path}: family {config.name}, split {stage.split} of "
-                                f"{config.splits}")  # fmt: skip
+    runs = (
+        "with sbatch (runWithSbatch)"
+        if config.runWithSbatch
+        else "on a Slurm allocation"
+        if config.slurm
+        else "on Kubernetes (slurm false)"
+    )
+    split = f"split {stage.split} of {config.splits}"
+    trail.add("ci_stage", name, f"{stage.path}: family {config.name}, {split}; CI runs it "
+                                f"{runs}, on {config.platform}")  # fmt: skip
     query: dict[str, str] = {}
     for key, value, why in stage_query(name):
         query[key] = value
