@@ -365,3 +365,19 @@ def test_the_seeds_pytest_limits_hold_for_a_stage(
     assert str(caught.value).startswith(f"ci_stage DGX_B200-{gpus}_GPUs-PyTorch-1 runs on 1 "
                                         f"node(s) with {gpus} GPU(s)")  # fmt: skip
     assert expected in str(caught.value)
+
+
+def test_a_waives_file_of_ones_own_is_read_from_where_emit_runs(site: Site) -> None:
+    """`--waives-file mine.txt` is a path on this machine, relative to where emit runs; its
+    text goes into the work dir as the stage's waives."""
+    mine = site.root / "mine.txt"
+    mine.write_text("test_unmarked.py::test_plain SKIP (flaky here)\n")
+    path = site.root / "request.json"
+    path.write_text(json.dumps(site.fields(workflow_type="pytest")))
+    done = subprocess.run([SCRIPTAST, "emit", "pytest", "--request", str(path), "--ci-stage",
+                           "DGX_H100-PyTorch-1", "--waives-file", "mine.txt", "--explain"],
+                          capture_output=True, text=True, cwd=site.root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (site.work("job") / "waives.txt").read_text() == mine.read_text()
+    (row,) = [r for r in done.stderr.splitlines() if r.startswith("waives_file")]
+    assert row.split()[1] == str(mine)  # made absolute, as the request's other local paths

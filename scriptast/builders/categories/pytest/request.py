@@ -1,6 +1,6 @@
 """pytest's part of the request: the test command."""
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import msgspec
 
@@ -10,6 +10,8 @@ from scriptast.builders.request.fields import RequestPart
 class PytestRequest(RequestPart, frozen=True, kw_only=True):
     """The pytest command (a perf-sanity test id in it goes the perf_sanity way), or the CI
     stage whose tests and command are read from the repository."""
+
+    LOCAL_PATHS: ClassVar[tuple[str, ...]] = ("waives_file",)
 
     test_cmd: Annotated[
         str | None, msgspec.Meta(description="pytest command (pytest workflow).")
