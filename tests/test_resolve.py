@@ -954,3 +954,22 @@ def test_a_probe_without_client_tools_takes_the_seeds_fallback(site: Site) -> No
     with pytest.raises(ResolveError, match=r"partition 'gpu_any' is not in slurm_env\.json"):
         job(site, workflow_type="bench", bench_cmd="trtllm-bench --model m throughput",
             partition="gpu_any")  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", ["local_slurm", "local_docker"])
+def test_a_narrowed_selection_takes_no_mpi_ranks_from_a_test_it_may_leave_out(
+    site: Site, scenario: str
+) -> None:
+    """`-k memory` on TestMultiRank may leave out test_mpi_ranks (skip_less_mpi_world_size(4)):
+    as the seed says of a selection it cannot read, required_devices (else 1), one task, no
+    --mpi; the warning says which ranks were not used. Docker, which runs one process, is not
+    refused for a rank count the selection may not need."""
+    command = "pytest -v accuracy/test_llm_api_pytorch.py::TestMultiRank -k memory"
+    resolved = job(site, workflow_type="pytest", test_cmd=command, execution_scenario=scenario)
+    assert (resolved.required_devices, resolved.world_size) == (1, 1)
+    if resolved.slurm is not None:
+        assert (resolved.slurm.ntasks, resolved.slurm.gres) == (1, "gpu:1")
+    (said,) = [w for w in resolved.warnings if "-k memory" in w]
+    assert "one task, no --mpi: the 4 MPI ranks of skip_less_mpi_world_size(4)" in said
+    whole = job(site, workflow_type="pytest", test_cmd=command.removesuffix(" -k memory"))
+    assert whole.world_size == 4  # the class whole: its ranks count

@@ -145,16 +145,22 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         file_devices = listed
     given = request.required_devices
     fallback = Sourced(given or 1, "input required_devices" if given else "default")
+    # with -k/-m, the files' largest need may be a test the option leaves out
+    narrowed = any(not u.startswith("the directory ") for u in selection.uninspected)
     if selection.uninspected:
         what = ", ".join(selection.uninspected)
-        # with -k/-m, the files' largest need may be a test the option leaves out
-        narrowed = any(not u.startswith("the directory ") for u in selection.uninspected)
         if narrowed or file_devices is None or fallback.value > file_devices.value:
             file_devices = fallback
+        rank_note = ""
+        if narrowed and ranks:
+            most = max(ranks, key=lambda n: n.count)
+            rank_note = (f"; one task, no --mpi: the {most.count} MPI ranks of {most.source} "
+                         "count only for a test the selection is known to include")  # fmt: skip
         trail.warn(
             f"test_cmd selects tests scriptast cannot read ({what}); {file_devices.value} "
             f"GPU(s) ({file_devices.source}) are used"
             + (f"; the files it names need up to {found.count}" if found else "")
+            + rank_note
             + ": pass --required-devices if the selected tests need more"
         )
     elif not selection.files:
@@ -174,7 +180,7 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
             "needs more"
         )
         file_devices = used
-    rank_need = max(ranks, key=lambda n: n.count) if ranks else None
+    rank_need = max(ranks, key=lambda n: n.count) if ranks and not narrowed else None
     ranks_need = Sourced(rank_need.count, rank_need.source) if rank_need else None
     return _Needs(file_devices, ranks_need, models[0] if models else None)
 
