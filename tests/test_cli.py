@@ -180,6 +180,16 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
         "remote_slurm needs remote_repo_path",
     ),
     (
+        "custom",
+        {
+            "execution_scenario": "remote_slurm",
+            "remote_work_dir": "/w",
+            "remote_repo_path": "/r",
+            "custom_script": "scripts/not_here.sh",
+        },
+        "custom_script 'scripts/not_here.sh' is relative and no file here",
+    ),
+    (
         "bench",
         {"models_path": "/data/my models"},
         "contains a space, which pyxis --container-mounts cannot express",

@@ -166,6 +166,22 @@ def check_field_names(
                 )
 
 
+def _check_remote_script(value: object, base: Path, remote: bool) -> None:
+    """On remote_slurm a custom_script is a file here (it travels to the cluster) or an
+    absolute path on the cluster; a relative path to no file here would be joined to this
+    machine's folder and run on the cluster as if it were one of its paths."""
+    if not remote or not isinstance(value, str) or not value or value.startswith("/"):
+        return
+    if (base / os.path.expanduser(value)).is_file():
+        return
+    raise InputError(
+        f"custom_script {value!r} is relative and no file here ({base}): on remote_slurm give "
+        "a script on this machine (it travels to remote_work_dir) or an absolute path on the "
+        "cluster",
+        field="custom_script",
+    )
+
+
 def build_request(
     file_fields: dict[str, Any] | None,
     flag_fields: dict[str, Any],
@@ -192,11 +208,12 @@ def build_request(
     for name, value in merged.items():
         _check_text(name, value)
     base = Path(cwd or os.getcwd())
+    where = PLACEMENTS.get(str(merged.get("execution_scenario")))
+    _check_remote_script(merged.get("custom_script"), base, where is not None and where.remote)
     for name in made.local_paths:
         value = merged.get(name)
         if isinstance(value, str) and value:
             merged[name] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
-    where = PLACEMENTS.get(str(merged.get("execution_scenario")))
     remote = where is not None and where.remote
     for name in HOST_PATH_FIELDS:
         value = merged.get(name)
