@@ -367,3 +367,25 @@ def test_unknown_workflow_type_in_a_request_file(site: Site, tmp_path: Path) -> 
         result.exit_code == 1
         and "known workflow_type values: pytest, eval, bench, custom, perf_sanity" in result.stderr
     )
+
+
+def test_a_bad_request_on_stdin_is_named_stdin(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "scriptast"), "emit", "bench", "--request", "-",
+         "--work-dir", str(tmp_path / "w")],
+        input="{bad", capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("error: request file stdin is not valid: Expecting property")
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("step", ["srun -n x hostname", "srun --ntasks=x hostname"])
+def test_verify_says_a_count_that_is_none_in_its_own_words(tmp_path: Path, step: str) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH --nodes=1\n{step}\n")
+    done = subprocess.run([str(Path(sys.executable).parent / "scriptast"), "verify", str(script)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1
+    assert f"{script}:3: srun: srun --ntasks 'x': not a count, and srun refuses it" in done.stderr
+    assert "invalid literal" not in done.stderr + done.stdout

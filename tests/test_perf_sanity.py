@@ -498,7 +498,7 @@ def test_an_option_the_clusters_release_lacks_is_refused_before_writing(site: Si
     with pytest.raises(ResolveError) as caught:
         _generate(site, perf_test_name="llama_8b_tp4", **fields)
     assert str(caught.value).startswith(
-        "the launch script submit.py wrote (slurm_launch.sh:3) uses --segment needs Slurm "
+        "the launch script submit.py wrote (slurm_launch.sh:3): --segment needs Slurm "
         "24.05 or later; the cluster runs 23.11.4: sbatch there refuses it"
     )
     assert not site.work("job").exists()

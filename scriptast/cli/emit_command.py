@@ -48,7 +48,7 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
         if values.get("request"):
             path = values["request"]
             data = _read_stdin() if path == "-" else None
-            file_fields = read_request_file(path if path != "-" else "stdin.json", data)
+            file_fields = read_request_file(path if path != "-" else "stdin", data)
             origin = f"request file {path}"
         flags = split_flags(values)
         if workflow is not None:

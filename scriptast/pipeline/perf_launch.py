@@ -136,7 +136,7 @@ def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> Reso
     for finding in [*report.findings, *check_against(report, env, LAUNCH_SH)]:
         if finding.refused:
             raise ResolveError(
-                f"the launch script submit.py wrote ({finding.where}) uses "
+                f"the launch script submit.py wrote ({finding.where}): "
                 f"{finding.message}: sbatch there refuses it; use a submit.py that writes "
                 "for that release, or a slurm_env.json of the cluster it goes to"
             )

@@ -64,7 +64,7 @@ def parse_srun(argv: list[str], *, partial: bool = False) -> SrunStep:
                 if takes_value is not None:
                     if index >= len(argv):
                         raise VerifyError(f"srun {word} needs a value")
-                    fields[name] = int(argv[index])
+                    fields[name] = _count(word, argv[index])
                     index += 1
                 else:
                     fields[name] = True
@@ -92,6 +92,13 @@ def parse_srun(argv: list[str], *, partial: bool = False) -> SrunStep:
         )
     except (ModelError, ValueError) as error:
         raise VerifyError(f"srun options do not read back: {error}") from None
+
+
+def _count(option: str, value: str) -> int:
+    """An option's count, or VerifyError saying the value is not one (srun refuses it)."""
+    if not value.isdigit():
+        raise VerifyError(f"srun {option} {value!r}: not a count, and srun refuses it")
+    return int(value)
 
 
 def _apply(
@@ -123,7 +130,7 @@ def _apply(
         elif name == "container-save":
             container["save"] = value
     elif name in ("nodes", "ntasks", "ntasks-per-node"):
-        fields[name.replace("-", "_")] = int(value or "")
+        fields[name.replace("-", "_")] = _count(f"--{name}", value or "")
     elif name in ("gres", "mpi"):
         fields[name] = value
     elif name == "kill-on-bad-exit":
@@ -133,5 +140,5 @@ def _apply(
     else:
         parsed: str | int | None = value
         if name in INT_OPTIONS and value is not None:
-            parsed = int(value)
+            parsed = _count(f"--{name}", value)
         extra.append(SrunOption(name=name, value=parsed))
