@@ -171,6 +171,7 @@ def test_pytest_runs_with_ci_flags_each_with_its_source(site: Site) -> None:
     )
     assert "gpuCount of DGX_B200-4_GPUs-PyTorch" in explained
     assert "l0_dgx_b200.yml: blocks at lines 21" in explained
+    assert "derived (from the CI stage's name)" in explained
     assert "family DGX_B200-4_GPUs-PyTorch, split 2 of 3; CI runs it with sbatch " \
         "(runWithSbatch), on auto:dgx-b200-flex" in explained  # fmt: skip
     spec = json.loads((Path(work) / "job_spec.json").read_text())

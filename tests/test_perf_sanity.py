@@ -623,6 +623,8 @@ def test_explain_shows_what_the_launch_script_asks_for(site: Site) -> None:
     read_back = {f: v for f, v, s in trail if s == "read back from the launch script"}
     assert (read_back["required_devices"], read_back["world_size"]) == ("4", "4")
     assert (read_back["nodes"], read_back["gres"]) == ("1", "gpu:4")
+    model = {f: (v, s) for f, v, s in trail}["model_name"]
+    assert model == ("llama_8b_aggr", "derived (from the perf config llama_8b_aggr.yaml)")
 
 
 def test_a_cluster_work_dir_that_cannot_be_made_here_says_why(site: Site, tmp_path: Path) -> None:

@@ -47,6 +47,8 @@ class Resolution(msgspec.Struct, frozen=True, kw_only=True):
     parallelism: Parallelism
     derived_name: str | None
     world_source: str
+    derived_source: str = "from the command"
+    """Where `derived_name` comes from, as `--explain` names it."""
     ntasks_source: str = "world_size"
     gpus_per_node: Sourced | None
     gres_need: int | None

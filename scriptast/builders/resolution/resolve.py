@@ -71,7 +71,7 @@ def resolve(
     resolution = chosen.resolve(facts, trail)
     chosen = category(resolution.work.category)
     _trail_parallelism(resolution, trail)
-    model = _model_name(request, resolution.derived_name, trail)
+    model = _model_name(request, resolution.derived_name, resolution.derived_source, trail)
     # the longest names made from it: `<job>_<job id>.out` and `<job>.slurm`
     job_name = check_component(
         f"{model}_{chosen.suffix}", "job name (model_name + suffix)", reserve=16
@@ -273,12 +273,12 @@ def _trail_parallelism(resolution: Resolution, trail: Trail) -> None:
     trail.add("world_size", par.world_size, resolution.world_source)
 
 
-def _model_name(request: Request, derived: str | None, trail: Trail) -> str:
+def _model_name(request: Request, derived: str | None, derived_source: str, trail: Trail) -> str:
     """The request's model_name (made a safe file name if need be), else the derived one,
     else the workflow's name."""
     if not request.model_name:
         model = derived or str(request.workflow_type)
-        how = "default" if not derived else "from the command"
+        how = "default" if not derived else derived_source
         trail.add("model_name", model, f"derived ({how})")
         return model
     model = request.model_name

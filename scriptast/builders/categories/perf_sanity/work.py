@@ -42,8 +42,9 @@ def _sized_by_submit() -> Parallelism:
     return Parallelism(one, 1, one, one, Sourced(0, "submit.py"), 1, 1, 1)
 
 
-def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
-    """submit.py's input (a config, or the test id of a pytest command) and the model name."""
+def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str, str]:
+    """submit.py's input (a config, or the test id of a pytest command), the model name and
+    where it comes from."""
     submit = _submit_py(request)
     if request.part(PerfSanityRequest).perf_config_yaml:
         config = require_file(request.part(PerfSanityRequest).perf_config_yaml, "perf_config_yaml")
@@ -53,7 +54,7 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
             config_file=config,
             test_name=request.part(PerfSanityRequest).perf_test_name,
         )
-        return work, names.from_config(config)
+        return work, names.from_config(config), f"from the perf config {Path(config).name}"
     test_cmd = request.part(PytestRequest).test_cmd
     if request.workflow_type is WorkflowType.pytest and test_cmd:
         from scriptast.builders.categories.pytest.selection import find_test_target
@@ -64,7 +65,11 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
         )
         trail.add("test_list", test_list, "perf-sanity test id in test_cmd")
         model = names.normalize_model_name(target.param_id or "") or "perf_sanity"
-        return PerfWork(submit_py=submit, test_list=test_list), model
+        return (
+            PerfWork(submit_py=submit, test_list=test_list),
+            model,
+            "from the perf-sanity test id",
+        )
     raise ResolveError(
         "perf_config_yaml is required for workflow_type perf_sanity (--perf-config-yaml)",
         field="perf_config_yaml",
@@ -73,11 +78,12 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str]:
 
 def resolve(facts: Facts, trail: Trail) -> Resolution:
     """submit.py derives every Slurm parameter from the config's hardware section."""
-    work, model = _plan(facts.request, trail)
+    work, model, source = _plan(facts.request, trail)
     return Resolution(
         work=work,
         parallelism=_sized_by_submit(),
         derived_name=model,
+        derived_source=source,
         world_source="required_devices",
         gpus_per_node=facts.gpus_per_node,
         gres_need=None,

@@ -339,6 +339,7 @@ def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
         work=work,
         parallelism=par,
         derived_name=names.normalize_model_name(part.ci_stage),
+        derived_source="from the CI stage's name",
         world_source="one pytest process, as CI runs a stage",
         gpus_per_node=facts.gpus_per_node,
         gres_need=par.required_devices.value,
