@@ -390,3 +390,26 @@ def test_the_default_store_follows_xdg_data_home(monkeypatch: pytest.MonkeyPatch
         {"kind": "sqlite", "target": "/srv/r.db", "shown": "/srv/r.db"}, type(locate())
     )
     assert locate("postgresql://u@h/db").kind == "postgresql"
+
+
+def test_the_user_is_the_account_the_run_is_made_as(
+    site: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not $USER or $LOGNAME, which anyone can set."""
+    import os
+    import pwd
+
+    from scriptast.contract.job_spec import JobSpec
+    from scriptast.pipeline.emit_job import generate, write_outputs
+    from scriptast.results.store.origin import origin_of
+
+    monkeypatch.setenv("USER", "mallory")
+    monkeypatch.setenv("LOGNAME", "mallory")
+    output = generate(site.request(workflow_type="bench",
+                                   bench_cmd="trtllm-bench --model m throughput"),
+                      machine="x86_64", home=str(site.home))  # fmt: skip
+    write_outputs(output)
+    spec_text = (Path(output.job.work_dir) / "job_spec.json").read_bytes()
+    spec = msgspec.json.decode(spec_text, type=JobSpec)
+    origin = origin_of(spec, spec_text, lambda path: None, None, None, day(1))
+    assert origin.user_name == pwd.getpwuid(os.geteuid()).pw_name != "mallory"

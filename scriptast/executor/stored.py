@@ -13,7 +13,6 @@ from scriptast.errors import StoreError
 from scriptast.executor.followed import Followed, utc_now
 from scriptast.executor.job_files import JOB_SPEC, LoadedJob
 from scriptast.executor.session import Session
-from scriptast.results.store.database import Store
 from scriptast.results.store.location import Location
 from scriptast.results.store.origin import Fetch, origin_of
 from scriptast.results.store.rows import StoredRun, stored_run
@@ -44,6 +43,8 @@ def store_judged(followed: Sequence[Followed], session: Session | None, location
     if not judged:
         return
     transport = session.transport if session is not None else None
+    from scriptast.results.store.database import Store  # once there is a verdict to store
+
     rows = [row_of(each.job, each.record, transport.fetch if transport and each.record.remote_host
                    else None) for each in judged]  # fmt: skip
     try:

@@ -5,14 +5,17 @@ with a tolerance the way the figure regresses; fewer than N such runs: said, not
 from __future__ import annotations
 
 import statistics
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from scriptast.contract.measured import Check, Figure
 from scriptast.errors import StoreError
-from scriptast.results.store.database import Store
 from scriptast.results.store.location import Location
 from scriptast.results.store.rows import Comparable
+
+if TYPE_CHECKING:  # the store (sqlite3, a driver) is opened only when a job is judged
+    from scriptast.results.store.database import Store
 
 
 class HistoryBaseline(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +76,8 @@ def with_history(figures: list[Figure], key: Comparable, baseline: HistoryBaseli
     open_figures = [f for f in figures if f.check is None]
     if not open_figures:
         return figures
+    from scriptast.results.store.database import Store
+
     try:
         with Store.open(baseline.location, create=True, timeout=10.0) as store:
             found = {f.name: earlier(store, key, f.name, baseline.depth) for f in open_figures}

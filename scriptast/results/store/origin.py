@@ -4,9 +4,10 @@ git in it), job_spec.json's digest, the user and the cluster."""
 
 from __future__ import annotations
 
-import getpass
 import hashlib
+import os
 import posixpath
+import pwd
 import re
 import socket
 from collections.abc import Callable
@@ -64,9 +65,9 @@ def origin_of(spec: JobSpec, spec_text: bytes | None, fetch: Fetch, remote_fetch
         commit = head_commit(spec.repo_root, fetch)
     env = spec.slurm_env
     cluster = (env.cluster_name if env else None) or host or socket.gethostname()
-    try:
-        user: str | None = getpass.getuser()
-    except (KeyError, OSError):
+    try:  # the account this runs as, not $USER or $LOGNAME (getpass reads those first)
+        user: str | None = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
         user = None
     return Origin(
         spec_digest=hashlib.sha256(spec_text).hexdigest() if spec_text is not None else None,
