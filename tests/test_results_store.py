@@ -413,3 +413,33 @@ def test_the_user_is_the_account_the_run_is_made_as(
     spec = msgspec.json.decode(spec_text, type=JobSpec)
     origin = origin_of(spec, spec_text, lambda path: None, None, None, day(1))
     assert origin.user_name == pwd.getpwuid(os.geteuid()).pw_name != "mallory"
+
+
+def test_a_run_json_of_another_user_is_not_imported(site: Any, tmp_path: Path) -> None:
+    """A run.json another account wrote is not taken as a run this user made; one's own is."""
+    import os
+
+    from scriptast.pipeline.emit_job import generate, write_outputs
+
+    output = generate(site.request(workflow_type="bench",
+                                   bench_cmd="trtllm-bench --model m throughput"),
+                      machine="x86_64", home=str(site.home))  # fmt: skip
+    write_outputs(output)
+    work = Path(output.job.work_dir)
+    record = RunRecord(version=RECORD_VERSION, work_dir=str(work),
+                       execution_scenario=ExecutionScenario.local_slurm, script="s.slurm",
+                       submitted_at=day(1), submit_command=("sbatch",), out_log="o.log",
+                       job_id="7", state="COMPLETED", exit_code=0, verdict=Verdict.PASSED,
+                       finished_at=day(1))  # fmt: skip
+    (work / "run.json").write_text(encode_record(record))
+    store = tmp_path / "r.db"
+    if os.geteuid() == 0:
+        os.chown(work / "run.json", 65534, 65534)
+        done = results("import", str(work), "--results", str(store))
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (f"error: {work}/run.json belongs to another user (uid 65534): "
+                               "import only the runs you made\n")  # fmt: skip
+        assert not store.exists()
+        os.chown(work / "run.json", 0, 0)
+    done = results("import", str(work), "--results", str(store))
+    assert (done.returncode, done.stdout) == (0, f"{work}: stored as run 1\n")
