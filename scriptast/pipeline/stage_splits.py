@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import posixpath
-import re
 
 import msgspec
 
@@ -18,22 +17,15 @@ def split_requests(request: Request) -> list[Request] | None:
     part = request.part(PytestRequest)
     if not (part.ci_stage and part.all_splits):
         return None
-    from scriptast.builders.categories.pytest.ci.stages import read_stage_list
+    from scriptast.builders.categories.pytest.ci.stages import find_stage, read_stage_list
 
     if not request.repo_root or not request.work_dir:
         raise InputError("--all-splits needs repo_root (the stage list) and work_dir (a work "
                          "dir a split is written under it)", field="all_splits")  # fmt: skip
-    configs, path = read_stage_list(request.repo_root)
-    by_name = {c.name: c for c in configs}
-    family = by_name.get(part.ci_stage)
-    if family is None:
-        matched = re.match(r"(.+)-\d+\Z", part.ci_stage)
-        family = by_name.get(matched.group(1)) if matched else None
-    if family is None:
-        from scriptast.builders.categories.pytest.ci.stages import find_stage
-
-        find_stage(request.repo_root, part.ci_stage)  # raises, with the closest names
-        raise InputError(f"ci_stage {part.ci_stage!r} is not a stage family of {path}")
+    configs, _ = read_stage_list(request.repo_root)
+    family = next((c for c in configs if c.name == part.ci_stage), None)
+    if family is None:  # a stage of the family (else an error with the closest names)
+        family = find_stage(request.repo_root, part.ci_stage).config
     requests = []
     for split in range(1, family.splits + 1):
         name = f"{family.name}-{split}"

@@ -29,7 +29,6 @@ from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import Token, tokenize
 
 JUNIT_NAME = "results.xml"
-DEFS = "tests/integration/defs"
 """The JUnit report's name in the work directory (TRT-LLM's CI judges its results.xml)."""
 
 if TYPE_CHECKING:
@@ -192,6 +191,7 @@ def _listed(
     count: a test that launches `mpirun -n 2` while its marks ask for 1 GPU is listed on 2);
     each disagreement with the marks is a warning."""
     from scriptast.builders.categories.pytest.ci.listed import test_db_gpus
+    from scriptast.builders.categories.pytest.selection import DEFS
 
     if not request.repo_root:
         return None
@@ -307,12 +307,12 @@ def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
     """A CI stage: its tests, its GPUs and nodes (the seed's pytest limits hold: one node, at
     most 8 GPUs), pytest as CI runs it in tests/integration/defs."""
     from scriptast.builders.categories.pytest.ci.stage_job import (
-        DEFS,
         TEST_LIST,
         WAIVES_COPY,
         stage_run,
         stage_size,
     )
+    from scriptast.builders.categories.pytest.selection import DEFS
 
     request = facts.request
     part = request.part(PytestRequest)

@@ -15,6 +15,7 @@ from scriptast.builders.categories.pytest.ci.stages import Stage, find_stage
 from scriptast.builders.categories.pytest.ci.test_db import select
 from scriptast.builders.categories.pytest.ci.waives import check_waives, default_waives
 from scriptast.builders.categories.pytest.request import PytestRequest
+from scriptast.builders.categories.pytest.selection import DEFS
 from scriptast.builders.resolution.job import UserCommand
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
@@ -22,7 +23,6 @@ from scriptast.errors import InputError
 
 TEST_LIST = "test_list.txt"
 WAIVES_COPY = "waives.txt"
-DEFS = "tests/integration/defs"
 DURATIONS = ".test_durations"
 PYTEST_TIMEOUT = 3600
 """L0_Test.groovy's pytestTestTimeout: a test's `TIMEOUT (N)` in the list overrides it (the

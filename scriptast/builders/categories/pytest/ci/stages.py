@@ -4,7 +4,6 @@ generating the stages `<name>-<k>` for k in 1..splits; a stage name is found wit
 from __future__ import annotations
 
 import difflib
-import json
 import posixpath
 import re
 from typing import Literal
@@ -65,7 +64,6 @@ def read_stage_list(repo_root: str) -> tuple[tuple[StageConfig, ...], str]:
         raise InputError(
             f"{path}: not the stage list CI reads: {error}", field="ci_stage"
         ) from None
-    json.loads(data)  # the same bytes as JSON: a duplicate key would have been kept silently
     return read.configs, path
 
 
@@ -80,9 +78,9 @@ def find_stage(repo_root: str, name: str) -> Stage:
     configs, path = read_stage_list(repo_root)
     matched = _SPLIT.match(name)
     if matched:
-        family, split = matched.group(1), int(matched.group(2))
+        family_name, split = matched.group(1), int(matched.group(2))
         for config in configs:
-            if config.name == family and 1 <= split <= config.splits:
+            if config.name == family_name and 1 <= split <= config.splits:
                 return Stage(name=name, config=config, split=split, path=path)
     family = next((c for c in configs if c.name == name), None)
     split_of = next((c for c in configs if matched and c.name == matched.group(1)), None)
