@@ -48,6 +48,12 @@ params = st.one_of(
     st.builds(Param, name=NAMES, form=st.just("prefix_names")),
     st.builds(Param, name=st.sampled_from(["?", "#", "@", "1"])),
 )
+
+
+def _not_a_padded_descriptor(word: Lit) -> bool:
+    return not (word.value.isdecimal() and word.value != str(int(word.value)))
+
+
 raws = st.builds(RawShell, text=st.text(min_size=1, max_size=8))
 parts = st.one_of(lits, params, raws)
 words = st.one_of(lits, params, st.builds(Concat, parts=st.tuples(parts, parts)))
@@ -56,11 +62,14 @@ commands = st.builds(
     argv=st.lists(words, min_size=1, max_size=4).map(tuple),
     assigns=st.lists(st.builds(Assign, name=NAMES, value=words), max_size=1).map(tuple),
     redirects=st.lists(
-        st.builds(
-            Redirect,
-            op=st.sampled_from([">", ">>", "<", ">&"]),
-            target=lits,
-            fd=st.none() | st.integers(0, 9),
+        st.sampled_from([">", ">>", "<", ">&"]).flatmap(
+            lambda op: st.builds(
+                Redirect,
+                op=st.just(op),
+                # the model refuses `>&00` (bash reads it as descriptor 0): not a valid node
+                target=lits if op != ">&" else lits.filter(_not_a_padded_descriptor),
+                fd=st.none() | st.integers(0, 9),
+            )
         ),
         max_size=1,
     ).map(tuple),
