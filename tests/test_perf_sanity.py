@@ -110,14 +110,19 @@ def test_remote_job_takes_what_submit_py_wrote_at_the_cluster_path(site: Site) -
     work = site.work("job")
     assert spec["extra_file_destinations"] == {
         str(work / "llama_8b_aggr.yaml"): f"{remote_dir}/llama_8b_aggr.yaml",
+        str(work / "slurm_install.sh"): f"{remote_dir}/slurm_install.sh",
+        str(work / "slurm_run.sh"): f"{remote_dir}/slurm_run.sh",
         str(work / "test_list.txt"): f"{remote_dir}/test_list.txt",
     }
     assert sorted(spec["extra_files"]) == sorted(spec["extra_file_destinations"])
+    assert f"export runScript='{remote_dir}/slurm_run.sh'" in _text(output, "slurm_launch.sh")
     write_outputs(output)
     assert sorted(_tree(work)) == [
         "job_spec.json",
         "llama_8b_aggr.yaml",
+        "slurm_install.sh",
         "slurm_launch.sh",
+        "slurm_run.sh",
         "test_list.txt",
     ]
     assert not cluster.exists()

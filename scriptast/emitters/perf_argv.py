@@ -35,6 +35,10 @@ def submit_argv(submit: PerfSubmit) -> list[str]:
         argv += ["--cluster-name", submit.cluster_name]
     if submit.draft_launch_sh:
         argv += ["--draft-launch-sh", submit.draft_launch_sh]
+    if submit.run_sh:
+        argv += ["--run-sh", submit.run_sh]
+    if submit.install_sh:
+        argv += ["--install-sh", submit.install_sh]
     if submit.install_mode != "source":
         argv += ["--install-mode", submit.install_mode]
         if submit.wheel_path:

@@ -33,6 +33,8 @@ class PerfSubmit(msgspec.Struct, frozen=True, kw_only=True):
     install_mode: str = "source"
     wheel_path: str | None = None
     cluster_name: str | None = None
+    run_sh: str | None = None
+    install_sh: str | None = None
 
 
 class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,8 +46,19 @@ class ConfigCopy(msgspec.Struct, frozen=True, kw_only=True):
     data: dict[str, Any] | None = None
 
 
+class ScriptCopy(msgspec.Struct, frozen=True, kw_only=True):
+    """A checkout script the launch script runs (slurm_run.sh, slurm_install.sh), copied into the
+    work dir first: submit.py and the job set its executable bit, on the copy and never on the
+    user's repository."""
+
+    name: str
+    text: str
+
+
 class SubmitPlan(msgspec.Struct, frozen=True, kw_only=True):
-    """submit.py's call, and the config copy to place first (None: the config stays put)."""
+    """submit.py's call, the config copy to place first (None: the config stays put), and the
+    checkout scripts copied beside the launch script."""
 
     submit: PerfSubmit
     copy: ConfigCopy | None
+    scripts: tuple[ScriptCopy, ...] = ()

@@ -49,6 +49,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         text = copy.text if copy.data is None else emit_perf_config(copy.data)
         assert text is not None
         staged.append(Staged(path=posixpath.join(job.log_dir, copy.name), text=text))
+    staged += [Staged(path=posixpath.join(job.log_dir, s.name), text=s.text) for s in plan.scripts]
     assert job.cluster is not None  # a Slurm job: resolve read and checked slurm_env.json
     env = job.cluster.env
     taken = run_submit(

@@ -134,6 +134,8 @@ def _run(
     env = dict(os.environ)
     env["PATH"] = shim_dir + os.pathsep + env.get("PATH", os.defpath)
     env.pop("SLURM_CLUSTER_NAME", None)
+    # submit.py imports modules of the checkout: a __pycache__ would be a change to the repository
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra_env)
     try:
         child = subprocess.Popen(

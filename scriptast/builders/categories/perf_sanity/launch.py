@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path
 
 from scriptast.builders.categories.perf_sanity.submit_plan import (
     DRAFT,
+    INSTALL_SH,
     LAUNCH_SH,
+    LOCAL_SCRIPTS,
+    RUN_SH,
     check_passable,
     cluster_name_of,
     config_of_test_id,
@@ -20,7 +24,7 @@ from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.file_names import check_component
 from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
-from scriptast.model.submit_call import ConfigCopy, PerfSubmit, SubmitPlan
+from scriptast.model.submit_call import ConfigCopy, PerfSubmit, ScriptCopy, SubmitPlan
 
 
 def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
@@ -61,6 +65,8 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
     if remote:
         assert mode is not None
         draft = local_file(job.repo_root, DRAFT.format(mode=mode), "the launch draft")
+    scripts = checkout_scripts(job.repo_root)
+    placed = {item.name: posixpath.join(job.log_dir, item.name) for item in scripts}
     submit = PerfSubmit(
         python="python3",
         submit_py=perf.submit_py,
@@ -82,10 +88,27 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         install_mode=job.request.install_mode,
         wheel_path=job.request.wheel_path,
         cluster_name=cluster_name_of(job)[0],
+        run_sh=placed.get(RUN_SH),
+        install_sh=placed.get(INSTALL_SH),
     )
     check_passable(submit, remote=job.log_dir != job.work_dir)
-    return SubmitPlan(submit=submit, copy=copy)
+    return SubmitPlan(submit=submit, copy=copy, scripts=scripts)
 
 
-GENERATED_NAMES = frozenset({LAUNCH_SH, "test_list.txt", "job_spec.json", "run.json", "run.exit"})
+def checkout_scripts(repo_root: str) -> tuple[ScriptCopy, ...]:
+    """The checkout's slurm_run.sh and slurm_install.sh (those it has), to be copied into the work
+    dir: submit.py sets the executable bit of the scripts it is given, and the launch draft does
+    again on the cluster, so given the checkout's own they change the user's repository."""
+    copies = []
+    for name in (RUN_SH, INSTALL_SH):
+        path = posixpath.join(repo_root, LOCAL_SCRIPTS, name)
+        if Path(path).is_file():
+            text = read_text_file(path, f"the checkout's {name}")
+            copies.append(ScriptCopy(name=name, text=text))
+    return tuple(copies)
+
+
+GENERATED_NAMES = frozenset(
+    {LAUNCH_SH, RUN_SH, INSTALL_SH, "test_list.txt", "job_spec.json", "run.json", "run.exit"}
+)
 """Files a perf_sanity job's work dir gets from submit.py, emit and run."""

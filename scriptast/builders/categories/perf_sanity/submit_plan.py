@@ -13,6 +13,9 @@ from scriptast.errors import ResolveError
 from scriptast.model.submit_call import PerfSubmit
 
 LAUNCH_SH = "slurm_launch.sh"
+RUN_SH = "slurm_run.sh"
+INSTALL_SH = "slurm_install.sh"
+LOCAL_SCRIPTS = "jenkins/scripts/perf/local"
 SUBMIT_WRITES = (frozenset({LAUNCH_SH, "test_list.txt"}), frozenset({"lm_eval_configs"}))
 """What submit.py writes into the folders it is given (upstream's and the fixture's): the launch
 script, `test_list.txt`, and the `lm_eval_configs/` folder of copied accuracy configs."""
