@@ -16,13 +16,17 @@ from scriptast.builders.request.read import build_request
 from scriptast.errors import ResolveError, ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from scriptast.readers.launch_readback import LaunchError, read_launch_script
-from tests.cases import CASES
+from tests.cases import CASES, DOCKER
 from tests.site import Site
 from tests.test_categories import run_case, site_fields
 from tests.test_cli import console_script
 
 AGGR = "@repo/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml"
 DISAGG = "@repo/tests/scripts/perf-sanity/disaggregated/"
+REMOTE_FIELDS = {**CASES["perf_sanity_remote_slurm"]}
+REMOTE_FIELDS = {
+    k: REMOTE_FIELDS[k] for k in ("execution_scenario", "remote_repo_path", "remote_work_dir")
+}
 
 
 def _flags(output: Output) -> dict[str, str]:
@@ -790,4 +794,113 @@ def test_a_perf_sanity_accuracy_log_without_a_table_is_inconclusive(site: Site) 
     assert record.verdict == "INCONCLUSIVE"
     assert record.missing == (
         f"lm_eval's results table in {site.work('job')}/{test}/accuracy_eval_gsm8k.0.log",
+    )
+
+
+def test_a_remote_eval_fallback_reads_its_custom_config_from_the_local_checkout(site: Site) -> None:
+    """submit.py joins a relative custom_config to --llm-src, the cluster checkout, which this
+    machine does not have: the config copy names the local checkout's file, and submit.py's
+    lm_eval_configs/ copy (with its include_path) lands in the cluster work dir."""
+    import yaml
+
+    output = run_case(site, "eval_multi_node_perf_sanity_fallback", **REMOTE_FIELDS)
+    remote_dir = str(site.root / "lustre/alice/work_dirs/case")
+    data = yaml.safe_load(_text(output, "deepseek_r1_2_nodes_accuracy.yaml"))
+    custom = data["accuracy"]["tasks"]["gpqa_custom"]["extra_kwargs"]["custom_config"]
+    assert custom == str(site.repo / "tests/scripts/perf-sanity/lm_eval/gpqa_custom.yaml")
+    launch = _text(output, "slurm_launch.sh")
+    assert f'"include_path": "{remote_dir}/lm_eval_configs"' in launch
+    destinations = _spec(output)["extra_file_destinations"]
+    work = site.work("job")
+    assert destinations[str(work / "lm_eval_configs/gpqa_custom.yaml")] == (
+        f"{remote_dir}/lm_eval_configs/gpqa_custom.yaml"
+    )
+    assert destinations[str(work / "lm_eval_configs/utils.py")] == (
+        f"{remote_dir}/lm_eval_configs/utils.py"
+    )
+    assert not (site.root / "lustre").exists()
+
+
+def test_a_remote_perf_sanity_run_with_accuracy_reads_its_custom_config_here(site: Site) -> None:
+    import yaml
+
+    config = site.repo / "tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml"
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["accuracy"]["enable_accuracy_test"] = True
+    enabled = site.root / "deepseek_r1_enabled.yaml"
+    enabled.write_text(yaml.safe_dump(data), encoding="utf-8")
+    output = run_case(
+        site, "perf_sanity_remote_slurm", partition="arm", perf_config_yaml=str(enabled),
+        perf_test_name=None,
+    )  # fmt: skip
+    copy = yaml.safe_load(_text(output, "deepseek_r1_enabled.yaml"))
+    custom = copy["accuracy"]["tasks"]["gpqa_custom"]["extra_kwargs"]["custom_config"]
+    assert custom == str(site.repo / "tests/scripts/perf-sanity/lm_eval/gpqa_custom.yaml")
+    assert "lm_eval_configs/gpqa_custom.yaml" in "".join(f.path for f in output.files)
+
+
+def test_a_remote_custom_config_found_nowhere_is_refused_by_name(site: Site) -> None:
+    import yaml
+
+    config = site.repo / "tests/scripts/perf-sanity/disaggregated/deepseek_r1_2_nodes.yaml"
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["accuracy"]["tasks"]["gpqa_custom"]["extra_kwargs"]["custom_config"] = "/cluster/x.yaml"
+    moved = site.root / "deepseek_r1_moved.yaml"
+    moved.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ResolveError) as caught:
+        run_case(
+            site, "eval_multi_node_perf_sanity_fallback", **REMOTE_FIELDS,
+            perf_config_yaml=str(moved),
+        )  # fmt: skip
+    assert str(caught.value).startswith(
+        "accuracy task 'gpqa_custom' has custom_config /cluster/x.yaml, which submit.py reads on "
+        "this machine before the job goes to the cluster: there is no /cluster/x.yaml, a path "
+        "neither under remote_repo_path nor on this machine"
+    )
+    assert not site.work("job").exists()
+
+
+def test_a_one_node_eval_given_a_disaggregated_config_takes_the_perf_sanity_path(
+    site: Site,
+) -> None:
+    """The seed: "Same fallback applies to disaggregated accuracy testing." tp 4 fits one node
+    of partition arm (4 GPUs), yet the disaggregated config makes it a perf-sanity job."""
+    import yaml
+
+    output = _eval(
+        site, "trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 4 gsm8k",
+        "deepseek_r1_2_nodes.yaml",
+    )  # fmt: skip
+    assert _flags(output)["--config-file"].endswith("/deepseek_r1_2_nodes_accuracy.yaml")
+    data = yaml.safe_load(_text(output, "deepseek_r1_2_nodes_accuracy.yaml"))
+    assert data["accuracy"]["enable_accuracy_test"] is True
+    trail = {e.field: (e.value, e.source) for e in output.job.trail}
+    assert trail["category"] == (
+        "perf_sanity",
+        "disaggregated accuracy testing takes the perf-sanity path, as a multi-node eval does",
+    )
+    assert "#SBATCH --nodes=2\n" in _text(output, "slurm_launch.sh")
+
+
+def test_a_disaggregated_eval_on_docker_is_refused(site: Site) -> None:
+    with pytest.raises(ResolveError) as caught:
+        _generate(
+            site, workflow_type="eval", perf_config_yaml=DISAGG + "deepseek_r1_2_nodes.yaml",
+            eval_cmd="trtllm-eval --model deepseek-ai/DeepSeek-R1-0528 --tp_size 4 gsm8k",
+            **DOCKER,
+        )  # fmt: skip
+    assert "is a disaggregated config: disaggregated accuracy testing goes through the " in str(
+        caught.value
+    )
+
+
+def test_a_one_node_eval_says_its_aggregated_config_is_not_used(site: Site) -> None:
+    output = _eval(
+        site, "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 2 gsm8k", AGGR,
+    )  # fmt: skip
+    assert not output.submit_argv
+    assert any(
+        "llama_8b_aggr.yaml is not used: the eval fits one node (world_size 2) and the config "
+        "is aggregated" in w
+        for w in output.job.warnings
     )

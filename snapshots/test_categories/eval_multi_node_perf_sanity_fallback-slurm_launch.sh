@@ -12,8 +12,8 @@
 #SBATCH -o /home/alice/work/job/slurm-%j.out
 export llmSrcNode='/home/alice/TensorRT-LLM'
 export jobWorkspace='/home/alice/work/job'
-export runScript='/home/alice/TensorRT-LLM/jenkins/scripts/perf/local/slurm_run.sh'
-export installScript='/home/alice/TensorRT-LLM/jenkins/scripts/perf/local/slurm_install.sh'
+export runScript='/home/alice/work/job/slurm_run.sh'
+export installScript='/home/alice/work/job/slurm_install.sh'
 export configYamlPath='/home/alice/work/job/deepseek_r1_2_nodes_accuracy.yaml'
 export INSTALL_MODE='source'
 export WHEEL_PATH=''

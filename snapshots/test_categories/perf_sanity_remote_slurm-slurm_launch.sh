@@ -12,8 +12,8 @@
 #SBATCH -o /lustre/alice/work_dirs/case/slurm-%j.out
 export llmSrcNode='/home/alice/scratch/TensorRT-LLM'
 export jobWorkspace='/lustre/alice/work_dirs/case'
-export runScript='/home/alice/scratch/TensorRT-LLM/jenkins/scripts/perf/local/slurm_run.sh'
-export installScript='/home/alice/scratch/TensorRT-LLM/jenkins/scripts/perf/local/slurm_install.sh'
+export runScript='/lustre/alice/work_dirs/case/slurm_run.sh'
+export installScript='/lustre/alice/work_dirs/case/slurm_install.sh'
 export configYamlPath='/lustre/alice/work_dirs/case/llama_8b_aggr.yaml'
 export INSTALL_MODE='source'
 export WHEEL_PATH=''
@@ -43,6 +43,7 @@ fail_job() {
     exit 1
 }
 mkdir -p "$jobWorkspace" "$testOutputDir"
+chmod +x "$runScript"
 world_size=${world_size:-$((totalNodes * gpusPerNodePerServer))}
 if [[ ! -f "$jobWorkspace/test_list.txt" ]]; then
     fail_job "missing $jobWorkspace/test_list.txt"
@@ -51,7 +52,7 @@ if ! srun "${srunArgs[@]}" --mpi=pmix --kill-on-bad-exit=1 \
     -N "$totalNodes" \
     --ntasks="$world_size" \
     --ntasks-per-node="$gpusPerNodePerServer" \
-    bash -c "$pytestCommand"; then
+    "$runScript"; then
     fail_job "Aggregated test failed. See slurm-${SLURM_JOB_ID}.out"
 fi
 echo "Aggregated test completed successfully"

@@ -12,8 +12,8 @@
 #SBATCH -o /home/alice/work/job/slurm-%j.out
 export llmSrcNode='/home/alice/TensorRT-LLM'
 export jobWorkspace='/home/alice/work/job'
-export runScript='/home/alice/TensorRT-LLM/jenkins/scripts/perf/local/slurm_run.sh'
-export installScript='/home/alice/TensorRT-LLM/jenkins/scripts/perf/local/slurm_install.sh'
+export runScript='/home/alice/work/job/slurm_run.sh'
+export installScript='/home/alice/work/job/slurm_install.sh'
 export configYamlPath='/home/alice/TensorRT-LLM/tests/scripts/perf-sanity/aggregated/llama_8b_aggr.yaml'
 export INSTALL_MODE='source'
 export WHEEL_PATH=''
@@ -43,6 +43,7 @@ fail_job() {
     exit 1
 }
 mkdir -p "$jobWorkspace" "$testOutputDir"
+chmod +x "$runScript"
 world_size=${world_size:-$((totalNodes * gpusPerNodePerServer))}
 if [[ ! -f "$jobWorkspace/test_list.txt" ]]; then
     fail_job "missing $jobWorkspace/test_list.txt"
@@ -51,7 +52,7 @@ if ! srun "${srunArgs[@]}" --mpi=pmix --kill-on-bad-exit=1 \
     -N "$totalNodes" \
     --ntasks="$world_size" \
     --ntasks-per-node="$gpusPerNodePerServer" \
-    bash -c "$pytestCommand"; then
+    "$runScript"; then
     fail_job "Aggregated test failed. See slurm-${SLURM_JOB_ID}.out"
 fi
 echo "Aggregated test completed successfully"

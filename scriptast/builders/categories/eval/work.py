@@ -8,6 +8,7 @@ import posixpath
 from pathlib import Path
 
 from scriptast.builders.categories.eval.request import EvalRequest
+from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.categories.perf_sanity.work import eval_fallback
 from scriptast.builders.category import Facts, Resolution
 from scriptast.builders.request.fields import Request
@@ -17,6 +18,7 @@ from scriptast.builders.resolution.job import UserCommand, Work
 from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag
 from scriptast.builders.resolution.trail import Trail
+from scriptast.common.text_files import require_file
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import tokenize
 
@@ -68,6 +70,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     eval_cmd = request.part(EvalRequest).eval_cmd
     assert eval_cmd is not None
     par, per_node = eval_parallelism(eval_cmd, facts.gpus_per_node)
+    disaggregated = _disaggregated_config(request)
     if par.multi_node_eval and not facts.is_slurm:
         raise ResolveError(
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
@@ -76,8 +79,22 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
             "remote_slurm), where it goes through the perf-sanity path",
             field="eval_cmd",
         )
-    if par.multi_node_eval:
-        work = eval_fallback(request, par, per_node, trail)
+    if disaggregated and not facts.is_slurm:
+        raise ResolveError(
+            f"perf_config_yaml {disaggregated} is a disaggregated config: disaggregated "
+            "accuracy testing goes through the perf-sanity path, which submits to Slurm; run "
+            "it on local_slurm or remote_slurm, or drop perf_config_yaml to run trtllm-eval "
+            "here",
+            field="perf_config_yaml",
+        )
+    if par.multi_node_eval or disaggregated:
+        why = (
+            f"eval over {par.nodes} nodes falls back to perf-sanity"
+            if par.multi_node_eval
+            else "disaggregated accuracy testing takes the perf-sanity path, as a multi-node "
+            "eval does"
+        )
+        work = eval_fallback(request, par, per_node, trail, why)
         return Resolution(
             work=work,
             parallelism=par,
@@ -85,6 +102,13 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
             world_source="required_devices",
             gpus_per_node=per_node,
             gres_need=None,
+        )
+    config = request.part(PerfSanityRequest).perf_config_yaml
+    if config:
+        trail.warn(
+            f"perf_config_yaml {config} is not used: the eval fits one node (world_size "
+            f"{par.world_size}) and the config is aggregated, so trtllm-eval runs directly; "
+            "only a multi-node eval or a disaggregated config takes the perf-sanity path"
         )
     command = _eval_command(eval_cmd, facts.models_host_path, request, trail)
     requirements = (Path(request.repo_root) / REQUIREMENTS).is_file()
@@ -96,6 +120,18 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         gpus_per_node=per_node,
         gres_need=par.ntasks_per_node,
     )
+
+
+def _disaggregated_config(request: Request) -> str | None:
+    """The request's perf_config_yaml when it is a disaggregated config (worker_config), else
+    None."""
+    given = request.part(PerfSanityRequest).perf_config_yaml
+    if not given:
+        return None
+    from scriptast.builders.categories.perf_sanity.submit_plan import load_config, runtime_mode
+
+    path = require_file(given, "perf_config_yaml")
+    return path if runtime_mode(load_config(path), path) == "disaggregated" else None
 
 
 def _eval_command(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
+from scriptast.builders.categories.perf_sanity.custom_configs import localized
 from scriptast.builders.categories.perf_sanity.submit_plan import (
     DRAFT,
     INSTALL_SH,
@@ -51,6 +52,11 @@ def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:
         elif remote:
             text = read_text_file(config, "perf_config_yaml")
             copy = ConfigCopy(name=posixpath.basename(config), text=text)
+        if remote and copy is not None:
+            data = copy.data if copy.data is not None else load_config(config)
+            local = localized(data, job.repo_root, job.project_path)
+            if local is not None:
+                copy = ConfigCopy(name=copy.name, data=local)
         mode = mode or runtime_mode(load_config(config), config)
     if copy is not None:
         check_component(copy.name, "perf config copy")

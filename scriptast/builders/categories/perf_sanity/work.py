@@ -91,9 +91,10 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
 
 
 def eval_fallback(
-    request: Request, par: Parallelism, per_node: Sourced | None, trail: Trail
+    request: Request, par: Parallelism, per_node: Sourced | None, trail: Trail, why: str
 ) -> PerfWork:
-    """A multi-node eval: not a Category 5 script but the perf-sanity path with accuracy on."""
+    """A multi-node eval, or one given a disaggregated config: not a Category 5 script but the
+    perf-sanity path with accuracy on (`why` says which)."""
     if not request.part(PerfSanityRequest).perf_config_yaml:
         raise ResolveError(
             f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
@@ -105,7 +106,7 @@ def eval_fallback(
     from scriptast.builders.categories.perf_sanity.fallback import plan_fallback, read_eval_ask
 
     config = require_file(request.part(PerfSanityRequest).perf_config_yaml, "perf_config_yaml")
-    trail.add("category", "perf_sanity", f"eval over {par.nodes} nodes falls back to perf-sanity")
+    trail.add("category", "perf_sanity", why)
     eval_cmd = request.part(EvalRequest).eval_cmd
     assert eval_cmd is not None
     test_name = request.part(PerfSanityRequest).perf_test_name

@@ -1,0 +1,3 @@
+#!/bin/bash
+# Fixture stand-in for the perf run script.
+exec bash -c "$pytestCommand"
