@@ -47,6 +47,8 @@ FIELDS = {
     "work_dir": "The local work directory the files are written in (the request's work_dir).",
     "repo_root": "The local TensorRT-LLM checkout (the request's repo_root).",
     "node_count": "Slurm only: the nodes the job runs on (slurm_params.nodes).",
+    "device_type": "The GPU type the request asks for (recorded; run stores it with the results, "
+    "and a references file's entries may be keyed by it). Omitted when not given.",
     "container_image": "Slurm only: the image as pyxis/enroot takes it (`registry#path:tag`); "
     "docker_image given to `--container-image` would be pulled from Docker Hub.",
     "scheduler": "The scheduler backend that queues the job: slurm or docker (from "

@@ -78,7 +78,8 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
     ),
     "persistent_mode": ("Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
     "device_type": (
-        "Required GPU type (recorded; a references file's entries may be keyed by it).",
+        "Required GPU type (recorded in job_spec.json; a references file's entries may be "
+        "keyed by it).",
         CLUSTER,
     ),
     "container_image": ("Image to use instead of the repo's image-tags file.", CONTAINER),

@@ -67,6 +67,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     repo_root: str | None = None
     node_count: int | None = None
     container_image: str | None = None
+    device_type: str | None = None
     scheduler: str
     transport: str
     logs: JobLogs

@@ -68,6 +68,7 @@ def build_job_spec(
         repo_root=job.repo_root,
         node_count=job.slurm.nodes if job.slurm is not None else None,
         container_image=job.image_enroot if job.slurm is not None else None,
+        device_type=job.request.device_type,
         scheduler=where.scheduler,
         transport=where.transport,
         logs=logs,

@@ -1,6 +1,7 @@
 """work_dir's existing job_spec.json: the values trtllm-case-executor already resolved there
-(`remote_repo_path`, `remote_work_dir`, `llm_models_root`), read when the request lacks them,
-and the fields a re-emit keeps because it does not own them (the orchestrator's additions)."""
+(`remote_repo_path`, `remote_work_dir`, `llm_models_root`, `device_type`), read when the request
+lacks them, and the fields a re-emit keeps because it does not own them (the orchestrator's
+additions)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import InputError
 
 JOB_SPEC = "job_spec.json"
-FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root")
+FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root", "device_type")
+PATHS = frozenset({"remote_repo_path", "remote_work_dir", "llm_models_root"})
 REMOTE_ONLY = frozenset({"remote_repo_path", "remote_work_dir"})
 SOURCE = "work_dir's job_spec.json (resolved by trtllm-case-executor)"
 
@@ -42,32 +44,55 @@ def existing_job_spec(work_dir: str) -> dict[str, Any] | None:
     return found
 
 
-def with_forwarded(request: Request) -> tuple[Request, frozenset[str]]:
-    """The request with each forwarded value it lacks taken from work_dir's job_spec.json, and
-    the names of the fields taken."""
+class Forwarded(msgspec.Struct, frozen=True):
+    """The request with job_spec.json's forwarded values, the names of the fields taken from
+    it, and a warning for each request value job_spec.json overrules."""
+
+    request: Request
+    taken: frozenset[str]
+    overruled: tuple[str, ...]
+
+
+def with_forwarded(request: Request) -> Forwarded:
+    """The request with each forwarded value it lacks taken from work_dir's job_spec.json; a
+    remote path it gives that job_spec.json gives otherwise is job_spec.json's (the seed: the
+    case-executor is the single source of truth for it), with a warning."""
     remote = request.placement.remote
     wanted = [
         field
         for field in FORWARDED
-        if not getattr(request, field) and (remote or field not in REMOTE_ONLY)
+        if remote or field not in REMOTE_ONLY
+        if not getattr(request, field) or field in REMOTE_ONLY
     ]
     if not wanted:
-        return request, frozenset()
+        return Forwarded(request, frozenset(), ())
     existing = existing_job_spec(request.work_dir)
     if existing is None:
-        return request, frozenset()
+        return Forwarded(request, frozenset(), ())
+    path = os.path.join(request.work_dir, JOB_SPEC)
     found: dict[str, str] = {}
+    overruled: list[str] = []
     for field in wanted:
         value = existing.get(field)
         if value is None:
             continue
-        if not isinstance(value, str) or not value.startswith("/"):
+        if not isinstance(value, str) or (field in PATHS and not value.startswith("/")):
             raise InputError(
-                f"{field} {value!r} in {os.path.join(request.work_dir, JOB_SPEC)} is not an "
-                "absolute path: fix it there, or pass the field in the request"
+                f"{field} {value!r} in {path} is not "
+                f"{'an absolute path' if field in PATHS else 'a string'}: fix it there, or pass "
+                "the field in the request"
             )
+        given = getattr(request, field)
+        if given and given != value:
+            overruled.append(
+                f"{field} {given} is not used: {path} gives {value}, the single source of "
+                "truth for that path (trtllm-case-executor resolves it there); to change it, "
+                "change it in that file, or remove the file"
+            )
+        elif given:
+            continue
         found[field] = value
-    return msgspec.structs.replace(request, **found), frozenset(found)
+    return Forwarded(msgspec.structs.replace(request, **found), frozenset(found), tuple(overruled))
 
 
 def kept_fields(work_dir: str) -> dict[str, Any]:

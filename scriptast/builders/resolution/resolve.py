@@ -17,6 +17,7 @@ from scriptast.builders.resolution.job import WHEEL_GLOB, ResolvedJob
 from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
+from scriptast.builders.resolution.unused import warn_unused
 from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
 from scriptast.common.file_names import check_component, is_safe_component
 from scriptast.contract.axes import SLURM, placement
@@ -41,7 +42,10 @@ def resolve(
 ) -> ResolvedJob:
     """Every rule of SPEC §2; raises ResolveError (or InputError) with the seed's texts."""
     trail = Trail()
-    request, forwarded = with_forwarded(request)
+    taken = with_forwarded(request)
+    request, forwarded = taken.request, taken.taken
+    for warning in taken.overruled:
+        trail.warn(warning)
     for field in ("required_devices", "node_count"):
         check_positive(getattr(request, field), field, ResolveError)
     chosen = _category(request)
@@ -71,6 +75,7 @@ def resolve(
     resolution = chosen.resolve(facts, trail)
     chosen = category(resolution.work.category)
     _trail_parallelism(resolution, trail)
+    warn_unused(request, resolution, trail)
     model = _model_name(request, resolution.derived_name, resolution.derived_source, trail)
     # the longest names made from it: `<job>_<job id>.out` and `<job>.slurm`
     job_name = check_component(
