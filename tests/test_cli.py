@@ -100,8 +100,14 @@ def test_usage_errors_exit_2() -> None:
 
 
 BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
-    ("bench", {"partition": None}, "partition is required for local_slurm"),
-    ("bench", {"account": None}, "account is required for local_slurm"),
+    (
+        "bench",
+        {"partition": None},
+        "missing for bench on local_slurm: --partition; give each in the request file or as "
+        "the flag; `scriptast probe-slurm -o slurm_env.json` writes the cluster's partitions "
+        "and accounts",
+    ),
+    ("bench", {"account": None}, "missing for bench on local_slurm: --account;"),
     (
         "bench",
         {"partition": "gpu-a100"},
@@ -110,7 +116,7 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     ("bench", {"account": "other"}, "account 'other' is not in slurm_env.json accounts"),
     ("bench", {"slurm_env_file": "/nonexistent/slurm_env.json"}, "did not run Step 2.5"),
     ("bench", {"execution_scenario": "cloud"}, "known execution_scenario values"),
-    ("bench", {"bench_cmd": None}, "bench_cmd is required"),
+    ("bench", {"bench_cmd": None}, "missing for bench on local_slurm: --bench-cmd;"),
     ("bench", {"hang_pattern": "stalled ("}, "hang_pattern 'stalled (' is not a regular"),
     ("bench", {"hang_pattern": "x?"}, "hang_pattern 'x?' matches an empty line"),
     ("bench", {"bench_cmd": "python x.py"}, "bench_cmd has no trtllm-bench invocation"),
@@ -172,12 +178,12 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
     (
         "bench",
         {"execution_scenario": "remote_slurm", "remote_repo_path": "/r"},
-        "remote_slurm needs remote_work_dir",
+        "missing for bench on remote_slurm: --remote-work-dir;",
     ),
     (
         "bench",
         {"execution_scenario": "remote_slurm", "remote_work_dir": "/w"},
-        "remote_slurm needs remote_repo_path",
+        "missing for bench on remote_slurm: --remote-repo-path;",
     ),
     (
         "custom",
@@ -194,7 +200,7 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], str]] = [
         {"models_path": "/data/my models"},
         "contains a space, which pyxis --container-mounts cannot express",
     ),
-    ("bench", {"llm_models_root": None}, "llm_models_root is required"),
+    ("bench", {"llm_models_root": None}, "missing for bench on local_slurm: --llm-models-root;"),
     ("bench", {"time_limit": "2h"}, "not a Slurm time"),
     ("bench", {"time_limit": "10:00:00"}, "exceeds partition 'batch' MaxTime 4:00:00"),
     ("custom", {"custom_cmd": "x", "required_devices": 0}, "required_devices must be >= 1, got 0"),

@@ -87,6 +87,11 @@ def test_flags_override_file_and_relative_paths_become_absolute(tmp_path: Path) 
         "repo_root": "r",
         "partition": "a",
         "env_check": {"gpus_per_node": 4},
+        "bench_cmd": "trtllm-bench throughput",
+        "slurm_env_file": "env.json",
+        "account": "acct",
+        "llm_models_root": "/models",
+        "models_path": "/data/models",
     }
     request = build_request(
         file_fields, {"partition": "b", "env_check": {"available_gpus": 2}}, cwd=str(tmp_path)
@@ -118,7 +123,7 @@ def test_request_files_in_every_format(tmp_path: Path, suffix: str) -> None:
         ({"execution_scenario": "slurm"}, "known execution_scenario values"),
         ({"required_devices": "two"}, "required_devices"),
         ({"remote_repo_path": "relative/path"}, "must be an absolute path on the cluster"),
-        ({"repo_root": None}, "repo_root is required"),
+        ({"repo_root": None}, "missing for bench on local_slurm: --repo-root, --bench-cmd"),
     ],
 )
 def test_bad_requests(fields: dict[str, Any], message: str) -> None:
@@ -184,7 +189,11 @@ def test_bad_slurm_env(tmp_path: Path, content: str | None, message: str) -> Non
 
 
 def test_slurm_env_required_for_slurm(site: Site) -> None:
-    with pytest.raises(InputError, match=r"slurm_env_file is required.*Step 2.5"):
+    with pytest.raises(
+        InputError,
+        match=r"^missing for bench on local_slurm: --slurm-env-file; .*"
+        r"`scriptast probe-slurm -o slurm_env.json` writes",
+    ):
         job(site, workflow_type="bench", bench_cmd="trtllm-bench throughput", slurm_env_file=None)
 
 
@@ -678,9 +687,14 @@ def test_user_commands_typed_only_when_plain() -> None:
 
 def test_partition_and_account_are_required_and_checked(site: Site) -> None:
     bench = {"workflow_type": "bench", "bench_cmd": "trtllm-bench throughput"}
-    with pytest.raises(ResolveError, match=r"partition is required for local_slurm.*Step 2.5"):
+    with pytest.raises(InputError, match=r"^missing for bench on local_slurm: --partition; "):
         job(site, partition=None, **bench)
-    with pytest.raises(ResolveError, match="account is required for remote_slurm"):
+    with pytest.raises(
+        InputError,
+        match=r"^missing for bench on remote_slurm: --account, --remote-repo-path, "
+        r"--remote-work-dir; give each in the request file or as the flag; `scriptast "
+        r"probe-slurm -o slurm_env.json` writes the cluster's partitions and accounts$",
+    ):
         job(site, account=None, execution_scenario="remote_slurm", **bench)
     with pytest.raises(
         ResolveError,
@@ -714,22 +728,24 @@ def test_remote_requires_remote_paths(site: Site) -> None:
         "bench_cmd": "trtllm-bench throughput",
         "execution_scenario": "remote_slurm",
     }
-    with pytest.raises(ResolveError, match="remote_slurm needs remote_repo_path"):
+    with pytest.raises(InputError, match="missing for bench on remote_slurm: --remote-repo-path;"):
         job(site, remote_work_dir="/w", **bench)
-    with pytest.raises(ResolveError, match="remote_slurm needs remote_work_dir"):
+    with pytest.raises(InputError, match="missing for bench on remote_slurm: --remote-work-dir;"):
         job(site, remote_repo_path="/r", **bench)
 
 
 def test_missing_inputs(site: Site) -> None:
-    with pytest.raises(ResolveError, match="llm_models_root is required"):
+    with pytest.raises(InputError, match=r"^missing for bench on local_slurm: --llm-models-root;"):
         job(site, workflow_type="bench", bench_cmd="trtllm-bench throughput", llm_models_root=None)
-    with pytest.raises(ResolveError, match="bench_cmd is required"):
+    with pytest.raises(InputError, match=r"^missing for bench on local_slurm: --bench-cmd;"):
         job(site, workflow_type="bench")
-    with pytest.raises(ResolveError, match="custom_cmd or custom_script is required"):
+    with pytest.raises(
+        InputError, match=r"^missing for custom .*: --custom-cmd or --custom-script;"
+    ):
         job(site, workflow_type="custom")
     with pytest.raises(ResolveError, match=r"custom_script .* does not exist"):
         job(site, workflow_type="custom", custom_script=str(site.home / "missing.sh"))
-    with pytest.raises(ResolveError, match="perf_config_yaml is required"):
+    with pytest.raises(InputError, match=r"^missing for .*: --perf-config-yaml or --test-cmd;"):
         job(site, workflow_type="perf_sanity")
     with pytest.raises(ResolveError, match="local_docker is not supported"):
         job(

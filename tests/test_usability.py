@@ -21,6 +21,7 @@ from scriptast.cli.emit_command import fail
 from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
 from scriptast.errors import QuoteError
 from tests.profiles import scaled
+from tests.test_cli import console_script
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +150,7 @@ def test_debug_shows_the_exception_and_default_shows_one_line(tmp_path: Path) ->
         quiet.exit_code == 1 and quiet.stderr.count("\n") == 1 and "Traceback" not in quiet.stderr
     )
     loud = runner.invoke(app, [*argv, "--debug"])
-    assert loud.exception is not None and type(loud.exception).__name__ == "ResolveError"
+    assert loud.exception is not None and type(loud.exception).__name__ == "InputError"
 
 
 def test_json_result_and_stdin(tmp_path: Path) -> None:
@@ -375,12 +376,86 @@ def test_a_category_help_shows_its_own_options_and_the_shared_ones() -> None:
     assert "--bench-cmd" in pages["emit --help"] and "--test-cmd" in pages["emit --help"]
 
 
-def test_a_hidden_option_is_still_accepted() -> None:
-    """`emit bench --help` leaves out --test-cmd, but the option parses as before: the error
-    is the request's, not the command line's."""
-    result = CliRunner().invoke(app, ["emit", "bench", "--test-cmd", "x", "--bench-cmd", "y"])
-    assert result.exit_code == 1 and "No such option" not in result.output
-    assert "execution_scenario is required" in result.output
+def test_a_flag_of_another_workflow_is_a_usage_error() -> None:
+    """`emit bench --help` leaves out --eval-cmd, and `emit bench --eval-cmd` is refused: it
+    would not be used."""
+    done = _console("emit", "bench", "--eval-cmd", "x", "--request",
+                    "examples/bench_local_slurm.json", "--stdout")  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "error: --eval-cmd is not an option of bench (it is eval's): drop it, or run "
+        "`scriptast emit eval`\n"
+    )
+    same = _console("emit", "--workflow-type", "bench", "--test-cmd", "pytest x", "--request",
+                    "examples/bench_local_slurm.json", "--stdout")  # fmt: skip
+    assert same.returncode == 2 and "--test-cmd is not an option of bench" in same.stderr
+
+
+def _console(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script(), *argv], capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ("emit", "bench", "--partiton", "batch"),
+            "error: no such option --partiton (did you mean '--partition'?); `scriptast emit "
+            "bench --help` lists the options",
+        ),
+        (
+            ("run", "--run-timeout", "5x", "out/x"),
+            "error: invalid value for '--run-timeout': '5x' is not a duration (90, 90s, 5m, 2h "
+            "or 02:00:00); `scriptast run --help` says more",
+        ),
+        (
+            ("emit", "--request", "examples/bench_local_docker.json", "--stdout", "--shell", "zhs"),
+            "error: unknown --shell 'zhs' (did you mean 'zsh'?); known: bash, dash, fish, ksh, "
+            "powershell, pwsh, sh, zsh",
+        ),
+        (
+            ("emit", "--request", "examples/bench_local_slurm.json", "--stdout", "--shell", "fish"),
+            "error: --shell quotes a docker command, and a local_slurm job prints a Slurm "
+            "script, which bash runs: drop --shell",
+        ),
+        (
+            ("emti",),
+            "error: no such command 'emti' (did you mean 'emit'?); `scriptast --help` lists the "
+            "commands",
+        ),
+        (
+            ("emit", "bench", "--required-devices", "two"),
+            "error: invalid value for '--required-devices': Input should be a valid integer, "
+            "unable to parse string as an integer; `scriptast emit bench --help` says more",
+        ),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(argv: tuple[str, ...], line: str) -> None:
+    done = _console(*argv)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+
+
+def test_every_missing_field_is_named_at_once(tmp_path: Path) -> None:
+    """Eight fields missing: one try names them all."""
+    done = _console("emit", "bench", "--execution-scenario", "remote_slurm", "--work-dir",
+                    str(tmp_path / "w"), "--repo-root", str(ROOT / "tests/fixtures/trtllm"))  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "error: missing for bench on remote_slurm: --bench-cmd, --slurm-env-file, "
+        "--partition, --account, --remote-repo-path, --remote-work-dir, --llm-models-root; "
+        "give each in the request file or as the flag; `scriptast probe-slurm -o "
+        "slurm_env.json` writes the cluster's partitions and accounts\n"
+    )
+    assert not (tmp_path / "w").exists()
+    docker = _console("emit", "eval", "--execution-scenario", "local_docker", "--work-dir",
+                      str(tmp_path / "w"), "--repo-root", str(ROOT / "tests/fixtures/trtllm"))  # fmt: skip
+    assert docker.stderr == (
+        "error: missing for eval on local_docker: --eval-cmd, --llm-models-root, "
+        "--models-path (or --checkpoint-path); give each in the request file or as the flag\n"
+    )
 
 
 def test_help_shows_no_type_on_a_switch_and_no_python_type_names() -> None:

@@ -129,3 +129,5 @@ class Category(msgspec.Struct, frozen=True, kw_only=True):
     only_on: str | None = None
     refusal: str = ""
     measures: Callable[[ResolvedJob], Measures | None] | None = None
+    needs: tuple[str, ...] = ()
+    """The request fields one of which the workflow must be given (its command)."""

@@ -270,7 +270,7 @@ RUN_EXIT = 2
 the script, no Slurm) exits 2, apart from the verdicts' own codes."""
 
 
-def _duration(value: str | None) -> float | None:
+def _duration(value: str | None, option: str) -> float | None:
     if value is None:
         return None
     from scriptast.executor.options import parse_seconds
@@ -278,12 +278,14 @@ def _duration(value: str | None) -> float | None:
     try:
         return parse_seconds(value)
     except ValueError as error:
-        raise typer.BadParameter(str(error)) from None
+        raise typer.BadParameter(str(error), param_hint=f"'{option}'") from None
 
 
 def _baseline(value: str | None) -> str | None:
     if value is not None and value != "history":
-        raise typer.BadParameter(f"{value!r}: the one baseline is 'history'")
+        raise typer.BadParameter(
+            f"{value!r}: the one baseline is 'history'", param_hint="'--baseline'"
+        )
     return value
 
 
@@ -294,7 +296,7 @@ def _tolerance(value: str) -> float:
     try:
         return tolerance_percent(value)
     except InputError as error:
-        raise typer.BadParameter(str(error)) from None
+        raise typer.BadParameter(str(error), param_hint="'--tolerance'") from None
 
 
 def _executing(action: Callable[[], int]) -> None:
@@ -404,10 +406,10 @@ def run(
         dry_run=dry_run,
         persistent=persistent,
         alloc_time=alloc_time,
-        alloc_idle=_duration(alloc_idle) or 0.0,
+        alloc_idle=_duration(alloc_idle, "--alloc-idle") or 0.0,
         retries=retries,
-        queue_timeout=_duration(queue_timeout),
-        run_timeout=_duration(run_timeout),
+        queue_timeout=_duration(queue_timeout, "--queue-timeout"),
+        run_timeout=_duration(run_timeout, "--run-timeout"),
         poll_max=poll_max,
         ssh_host=ssh_host,
         ssh_config=ssh_config,
@@ -542,5 +544,7 @@ def alloc_release(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage errors as one `error:` line, exit 2."""
+    from scriptast.cli.usage import run
+
+    run(app)

@@ -56,11 +56,9 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
             if given and given != workflow:
                 fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
             flags["workflow_type"] = workflow
+        _refuse_foreign_flags(flags, file_fields)
         request = build_request(file_fields, flags, origin=origin)
-        if values.get("shell") is not None and not values.get("stdout"):
-            fail(
-                "--shell quotes the docker command --stdout prints: add --stdout or drop --shell", 2
-            )
+        _check_shell(values, str(request.execution_scenario))
         from scriptast.pipeline.emit_job import generate, write_outputs
         from scriptast.pipeline.stage_splits import split_requests
 
@@ -88,6 +86,51 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
             raise
         where = f" {error.filename}" if error.filename else ""
         fail(f"cannot read or write{where}: {error.strerror or error}")
+
+
+def _refuse_foreign_flags(flags: dict[str, Any], file_fields: dict[str, Any] | None) -> None:
+    """A flag of another workflow's (`emit bench --eval-cmd`) is a usage error: it would not
+    be used."""
+    from scriptast.builders.categories import CATEGORIES
+    from scriptast.cli.fields import flag, foreign_options
+
+    workflow = flags.get("workflow_type") or (file_fields or {}).get("workflow_type")
+    if not isinstance(workflow, str) or workflow not in CATEGORIES:
+        return
+    foreign = foreign_options(workflow)
+    for name in flags:
+        if name in foreign:
+            owner = foreign[name]
+            fail(
+                f"{flag(name)} is not an option of {workflow} (it is {owner}'s): drop it, or "
+                f"run `scriptast emit {owner}`",
+                2,
+            )
+
+
+def _check_shell(values: dict[str, Any], scenario: str) -> None:
+    """--shell names a shell scriptast quotes for, with --stdout, for a job that prints a docker
+    command; anything else is a usage error."""
+    shell = values.get("shell")
+    if shell is None:
+        return
+    from scriptast.common.suggest import did_you_mean
+    from scriptast.emitters.shells import QUOTERS
+
+    if shell.lower() not in QUOTERS:
+        fail(
+            f"unknown --shell {shell!r}{did_you_mean(shell.lower(), QUOTERS)}; known: "
+            f"{', '.join(sorted(QUOTERS))}",
+            2,
+        )
+    if not values.get("stdout"):
+        fail("--shell quotes the docker command --stdout prints: add --stdout or drop --shell", 2)
+    if scenario != "local_docker":
+        fail(
+            f"--shell quotes a docker command, and a {scenario} job prints a Slurm script, "
+            "which bash runs: drop --shell",
+            2,
+        )
 
 
 def _emit_splits(requests: list[Any], values: dict[str, Any]) -> None:
@@ -151,11 +194,8 @@ def _stdout_text(output: Output, shell: str | None) -> str:
     main = next(f for f in output.files if f.path == output.main_script)
     if output.docker_run is None or (shell is None and not sys.stdout.isatty()):
         return str(main.text)
-    from scriptast.emitters.shells import QUOTERS, detect_shell, quoter_for
-
-    if shell is not None and shell.lower() not in QUOTERS:
-        fail(f"unknown --shell {shell!r}; known: {', '.join(sorted(QUOTERS))}", 2)
     from scriptast.emitters.bash import BashEmitter
+    from scriptast.emitters.shells import detect_shell, quoter_for
     from scriptast.model.words import literal_text
 
     assert output.docker_run is not None

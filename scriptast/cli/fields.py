@@ -30,6 +30,20 @@ def workflows() -> dict[str, tuple[str, str]]:
     return {c.cli_name: (c.name, c.cli_help) for c in CATEGORIES.values()}
 
 
+def foreign_options(name: str) -> dict[str, str]:
+    """The request fields only other categories use, each with the first category that owns it
+    (`emit <name> --help` hides them, and `emit <name>` refuses them as flags)."""
+    from scriptast.builders.categories import CATEGORIES
+
+    own = set(CATEGORIES[name].options)
+    found: dict[str, str] = {}
+    for other in CATEGORIES.values():
+        for option in other.options:
+            if other.name != name and option not in own:
+                found.setdefault(option, other.cli_name)
+    return dict(sorted(found.items()))
+
+
 PARTS_AFTER = "repo_root"
 """--help lists the categories' own fields after this one."""
 # Each shared request field's help and panel, in the order --help lists them; the flag's type

@@ -13,6 +13,7 @@ from scriptast.cli.fields import (
     OUTPUT_FLAGS,
     REQUEST_FLAGS,
     flag,
+    foreign_options,
     negated_flag,
 )
 
@@ -55,11 +56,7 @@ _COMPLETERS = {"partition": complete_partition, "account": complete_account}
 
 def other_categories_options(name: str) -> tuple[str, ...]:
     """The request fields only other categories use: `emit <name> --help` hides them."""
-    from scriptast.builders.categories import CATEGORIES
-
-    own = set(CATEGORIES[name].options)
-    others = {o for c in CATEGORIES.values() if c.name != name for o in c.options}
-    return tuple(sorted(others - own))
+    return tuple(foreign_options(name))
 
 
 def _option(

@@ -24,13 +24,19 @@ class LoadedSlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
 def load_slurm_env(path: str | None, scenario: str) -> LoadedSlurmEnv:
     """Read and type-check slurm_env.json; a missing or malformed file is the seed's error."""
     if not path:
-        raise InputError(f"slurm_env_file is required for {scenario}: {NOT_RUN}")
+        raise InputError(
+            f"slurm_env_file is required for {scenario}: write it with `scriptast probe-slurm "
+            f"-o slurm_env.json` (add --ssh-host HOST for a remote cluster) and pass "
+            f"--slurm-env-file slurm_env.json ({NOT_RUN})"
+        )
     try:
         data = file_bytes(path)
     except OSError as error:
         reason = error.strerror or "unreadable"
         raise InputError(
-            f"slurm_env_file {path} is missing or unreadable ({reason}): {NOT_RUN}"
+            f"slurm_env_file {path} is missing or unreadable ({reason}): write it with "
+            f"`scriptast probe-slurm -o {path}` (add --ssh-host HOST for a remote cluster), or "
+            f"pass the file it wrote ({NOT_RUN})"
         ) from None
     text = decode_utf8(data, f"slurm_env_file {path}")
     try:

@@ -66,7 +66,14 @@ def with_forwarded(request: Request) -> Forwarded:
     ]
     if not wanted:
         return Forwarded(request, frozenset(), ())
-    existing = existing_job_spec(request.work_dir)
+    lacking = [field for field in wanted if not getattr(request, field)]
+    try:
+        existing = existing_job_spec(request.work_dir)
+    except InputError:
+        if any(field in PATHS for field in lacking):
+            raise
+        # only compared, or an optional value: emit replaces the file
+        return Forwarded(request, frozenset(), ())
     if existing is None:
         return Forwarded(request, frozenset(), ())
     path = os.path.join(request.work_dir, JOB_SPEC)

@@ -22,6 +22,7 @@ from scriptast.builders.request.fields import (
     Request,
     RequestPart,
 )
+from scriptast.builders.request.missing import ALWAYS, check_missing
 from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
@@ -201,13 +202,11 @@ def build_request(
             merged["env_check"] = {**(merged.get("env_check") or {}), **value}
         elif value is not None:
             merged[name] = value
-    for required in ("workflow_type", "execution_scenario", "work_dir", "repo_root"):
-        if merged.get(required) in (None, ""):
-            flag = "--" + required.replace("_", "-")
-            raise InputError(f"{required} is required: give it in the request file or as {flag}")
     for name, value in merged.items():
         _check_text(name, value)
     base = Path(cwd or os.getcwd())
+    if any(merged.get(name) in (None, "") for name in ALWAYS):
+        check_missing(merged, str(base))
     where = PLACEMENTS.get(str(merged.get("execution_scenario")))
     _check_remote_script(merged.get("custom_script"), base, where is not None and where.remote)
     for name in made.local_paths:
@@ -231,6 +230,7 @@ def build_request(
         flat = msgspec.convert(merged, type=made.flat, strict=False)
     except msgspec.ValidationError as error:
         raise InputError(f"invalid request: {_explain_validation(str(error))}") from None
+    check_missing(merged, str(base))
     return _split(flat, made.parts)
 
 

@@ -19,7 +19,9 @@ def require(value: str | None, field: str, scenario: str) -> str:
     if not value:
         flag = "--" + field.replace("_", "-")
         raise ResolveError(
-            f"{field} is required for {scenario} ({flag}): {NOT_RUN}; scriptast never defaults it",
+            f"{field} is required for {scenario}: pass {flag} (`scriptast probe-slurm -o "
+            f"slurm_env.json` lists the cluster's {field}s); scriptast never defaults it "
+            f"({NOT_RUN})",
             field=field,
         )
     return value

@@ -23,6 +23,7 @@ CATEGORY = Category(
     ),
     options=("bench_cmd",),
     # the seed's, and the line trtllm-bench's report starts with ("Throughput", capitalized)
+    needs=("bench_cmd",),
     request_part=BenchRequest,
     patterns=Patterns(
         success=("token/s", "throughput", "Request Throughput (req/sec):"),

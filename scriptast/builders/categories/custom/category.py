@@ -21,6 +21,7 @@ CATEGORY = Category(
         "scriptast emit custom --request examples/custom_local_docker.json",
     ),
     options=("custom_cmd", "custom_script", "custom_env"),
+    needs=("custom_cmd", "custom_script"),
     request_part=CustomRequest,
     patterns=Patterns(success=(), failure=("Error", "Traceback")),
     check_request=later(WORK, "check_request"),

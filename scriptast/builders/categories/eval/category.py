@@ -24,6 +24,7 @@ CATEGORY = Category(
     options=("eval_cmd", "perf_config_yaml", "perf_test_name"),
     # the seed's ("... average accuracy: N" for mmlu, gsm8k, gpqa), and the rouge1 line
     # trtllm-eval prints for cnn_dailymail, which has no accuracy
+    needs=("eval_cmd",),
     request_part=EvalRequest,
     patterns=Patterns(
         success=("accuracy:", "score:", "rouge1:"), failure=("AssertionError", "Error")

@@ -37,8 +37,9 @@ CATEGORY = Category(
         "--perf-test-name llama_8b_tp4",
         "scriptast emit perf-sanity --request examples/perf_sanity_remote_slurm.json",
     ),
-    options=("perf_config_yaml", "perf_test_name"),
+    options=("perf_config_yaml", "perf_test_name", "test_cmd"),
     # the seed's 8_done_, and what upstream's launch drafts print when they end well
+    needs=("perf_config_yaml", "test_cmd"),
     request_part=PerfSanityRequest,
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
     resolve=later(WORK, "resolve"),

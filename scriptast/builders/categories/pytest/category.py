@@ -32,6 +32,7 @@ CATEGORY = Category(
         "perf_config_yaml",
         "perf_test_name",
     ),
+    needs=("test_cmd", "ci_stage"),
     request_part=PytestRequest,
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
     check_request=later(WORK, "check_request"),
