@@ -379,6 +379,11 @@ def test_the_home_mount_never_widens_to_every_users_home() -> None:
         "slurm_env.remote_cwd (its parent /home holds every user's home)",
     )
     assert remote_home("/home/alice", "/home/alice2") == ("/home/alice2", "input remote_home")
+    # probed as root: $HOME /root, the probe run in it; the recorded home is the account's own
+    assert remote_home("/root", None, "/root") == (
+        "/root",
+        "slurm_env.home (recorded by probe-slurm)",
+    )
     for cwd in ("/home", "/"):
         with pytest.raises(ResolveError, match="needs the home directory on the cluster"):
             remote_home(cwd, None)

@@ -241,11 +241,15 @@ NOT_CHECKED_SHOWN = 6
 @app.command("probe-slurm", epilog=cli_help.PROBE)
 def probe_slurm(
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here, not stdout."),
+    ssh_host: str | None = typer.Option(
+        None, "--ssh-host", help="Probe the cluster behind this ssh host (the master run uses)."
+    ),
+    ssh_config: str | None = typer.Option(None, "--ssh-config", help="An ssh config file (-F)."),
 ) -> None:
     """Probe the cluster (sinfo, scontrol, srun --mpi=list) into slurm_env.json."""
     import json
 
-    from scriptast.cluster.probe import probe
+    from scriptast.cluster.probe import probe, summary
     from scriptast.errors import ScriptastError
 
     if output is not None and output.is_dir():
@@ -253,16 +257,36 @@ def probe_slurm(
     if output is not None and not output.parent.is_dir():
         fail(f"cannot write {output}: its folder {output.parent} does not exist; create it first")
     try:
-        text = json.dumps(probe(), indent=2) + "\n"
+        if ssh_host is None:
+            env = probe()
+        else:
+            from scriptast.cluster.probe import over_ssh
+            from scriptast.transports.ssh import SshTransport
+
+            transport = SshTransport(ssh_host, ssh_config)
+            try:
+                env = over_ssh(transport)
+            finally:
+                transport.close()
     except ScriptastError as error:
         fail(str(error))
+    text = json.dumps(env, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as error:
-        fail(f"cannot write {output}: {error.strerror}")
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as error:
+            fail(f"cannot write {output}: {error.strerror}")
+    where = "standard output" if output is None else str(output)
+    if not env["partitions"]:
+        fail(
+            f"no Slurm partition could be read ({'; '.join(env['errors'])}); what was learned is "
+            f"on {where}, with these in errors[]: check that the controller is up and this "
+            "host is its client"
+        )
+    if output is not None:
+        sys.stderr.write(f"{output}: {summary(env)}\n")
 
 
 RUN_EXIT = 2

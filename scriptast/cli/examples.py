@@ -37,7 +37,9 @@ VERIFY = _examples(
 )
 SCHEMA = _examples("scriptast schema request", "scriptast schema job-spec > job_spec.schema.json")
 PROBE = _examples(
-    "scriptast probe-slurm", "scriptast probe-slurm -o /path/to/work_dir/slurm_env.json"
+    "scriptast probe-slurm",
+    "scriptast probe-slurm -o /path/to/work_dir/slurm_env.json",
+    "scriptast probe-slurm --ssh-host login.cluster -o slurm_env.json",
 )
 RUN = _examples(
     "scriptast run out/bench_local_slurm",

@@ -9,15 +9,21 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from scriptast.contract.slurm_env import NO_CLIENT_TOOLS
 from scriptast.errors import InputError
 from scriptast.model.slurm_options import gres_gpus
+
+if TYPE_CHECKING:
+    from scriptast.transports.ssh import SshTransport
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
 
@@ -91,36 +97,59 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
     return result.returncode, result.stdout, result.stderr
 
 
-def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which) -> dict[str, Any]:
+class HostFacts(msgspec.Struct, frozen=True):
+    """Who and where the probe runs: the user, the working directory, $HOME, the host name."""
+
+    user: str
+    cwd: str
+    home: str
+    hostname: str
+
+
+def local_facts() -> HostFacts:
+    return HostFacts(
+        user=getpass.getuser(),
+        cwd=_working_directory(),
+        home=os.path.expanduser("~"),
+        hostname=socket.gethostname(),
+    )
+
+
+def probe(
+    run: Runner = _run,
+    which: Callable[[str], str | None] = shutil.which,
+    facts: Callable[[], HostFacts] = local_facts,
+) -> dict[str, Any]:
     """The seed's slurm_env schema for the cluster these client tools talk to."""
+    host = facts()
     env: dict[str, Any] = {
-        "user": getpass.getuser(),
+        "user": host.user,
         "default_account": None,
         "accounts": [],
         "default_partition": None,
         "partitions": [],
         "pmix": {"available": [], "preferred": None},
         "errors": [],
-        "remote_cwd": _working_directory(),
-        "home": os.path.expanduser("~"),
+        "remote_cwd": host.cwd,
+        "home": host.home,
     }
     if not which("sinfo") or not which("scontrol"):
         env["errors"].append(NO_CLIENT_TOOLS)
         return env
     code, partitions_text, error = run(["scontrol", "show", "partition", "-o"])
     if code != 0:
-        env["errors"].append(f"scontrol show partition failed: {error.strip()}")
+        env["errors"].append(f"scontrol show partition failed: {_first_line(error)}")
         return env
     code, nodes_text, error = run(["scontrol", "show", "node", "-o"])
     if code != 0:
-        env["errors"].append(f"scontrol show node failed: {error.strip()}")
+        env["errors"].append(f"scontrol show node failed: {_first_line(error)}")
     code, config_text, _ = run(["scontrol", "show", "config"])
     if code == 0:
         config = parse_config(config_text)
         if config.get("ClusterName"):
             env["cluster_name"] = config["ClusterName"]
         if config.get("SLURM_VERSION"):
-            env["probe"] = {"host": socket.gethostname(), "slurm_version": config["SLURM_VERSION"]}
+            env["probe"] = {"host": host.hostname, "slurm_version": config["SLURM_VERSION"]}
     partitions = parse_records(partitions_text)
     env["partitions"] = build_partitions(partitions, parse_records(nodes_text))
     env["default_partition"] = next(
@@ -130,7 +159,7 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
     if code == 0:
         env["pmix"] = parse_mpi_list(mpi_text + "\n" + error)
     else:
-        env["errors"].append(f"srun --mpi=list failed: {error.strip()}")
+        env["errors"].append(f"srun --mpi=list failed: {_first_line(error)}")
     code, accounts_text, error = run(
         ["sacctmgr", "-nP", "show", "assoc", f"user={env['user']}", "format=account"]
     )
@@ -141,6 +170,55 @@ def probe(run: Runner = _run, which: Callable[[str], str | None] = shutil.which)
     else:
         env["errors"].append("accounts unknown: sacctmgr has no accounting database to ask")
     return env
+
+
+def summary(env: dict[str, Any]) -> str:
+    """One line of what a probe learned: partitions, accounts, MPI plugin, release, errors."""
+    names = [str(p["name"]) for p in env["partitions"]]
+    shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    release = (env.get("probe") or {}).get("slurm_version")
+    parts = [
+        f"{len(names)} partition{'s' if len(names) != 1 else ''} ({shown})",
+        f"{len(env['accounts'])} account{'s' if len(env['accounts']) != 1 else ''}",
+        f"MPI {env['pmix'].get('preferred') or 'unknown'}",
+    ]
+    if release:
+        parts.append(f"Slurm {release}")
+    if env["errors"]:
+        parts.append(f"{len(env['errors'])} error(s) in errors[]")
+    return ", ".join(parts)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else "it printed nothing"
+
+
+def over_ssh(transport: SshTransport) -> dict[str, Any]:
+    """probe() on the cluster behind `transport` (the ssh master `run` shares): each command,
+    the client tools looked up, and who and where the login shell is, asked there."""
+    from scriptast.errors import RunError
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        try:
+            done = transport.run(argv, timeout=60)
+        except RunError as error:
+            return 127, "", str(error)
+        return done.code, done.out, done.err
+
+    def which(name: str) -> str | None:
+        done = transport.run_shell(f"command -v {shlex.quote(name)}")
+        found = done.out.strip()
+        return found if done.code == 0 and found else None
+
+    def facts() -> HostFacts:
+        done = transport.run_shell('id -un; pwd; printf "%s\\n" "$HOME"; hostname')
+        lines = done.out.splitlines()
+        if done.code != 0 or len(lines) < 4:
+            raise InputError(f"cannot probe {transport.where} over ssh: {_first_line(done.err)}")
+        return HostFacts(user=lines[0], cwd=lines[1], home=lines[2], hostname=lines[3])
+
+    return probe(run=run, which=which, facts=facts)
 
 
 def _working_directory() -> str:

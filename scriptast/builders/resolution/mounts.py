@@ -133,11 +133,13 @@ def remote_home(
     remote_cwd: str | None, given: str | None, recorded: str | None = None
 ) -> tuple[str, str]:
     """The cluster home and where it came from: the home probe-slurm recorded (slurm_env.home,
-    the cluster's `echo $HOME`), else the parent of slurm_env.remote_cwd (the seed's rule)
-    unless that is a top folder such as /home, which would mount every user's home, else the
+    the cluster's `echo $HOME`, any folder but /), else the parent of slurm_env.remote_cwd (the
+    seed's rule) unless that is a top folder such as /home, which would mount every user's home,
+    else the
     remote_home input, else remote_cwd itself when it is one level below such a folder (the
     probe ran in the home)."""
-    if recorded and recorded.startswith("/") and _depth(recorded) >= 2:
+    if recorded and recorded.startswith("/") and _depth(recorded) >= 1:
+        # the account's own $HOME, so never a folder of every user's homes (/root has depth 1)
         return recorded.rstrip("/"), "slurm_env.home (recorded by probe-slurm)"
     cwd = (remote_cwd.rstrip("/") or "/") if remote_cwd and remote_cwd.startswith("/") else None
     parent = (posixpath.dirname(cwd) or "/") if cwd else None
