@@ -341,37 +341,72 @@ def test_docker_jobs_pass_fail_miss_their_image_and_are_killed_alone(
     other.wait()
 
 
-def test_readme_run_tour_is_what_the_commands_print(runs: RunSite, tmp_path: Path) -> None:
+TOUR_FILES = ("examples", "tests/fixtures", "tests/shims", "tests/slurm", "tests/__init__.py",
+              "tests/shim_recorder.py")  # fmt: skip
+"""What of the checkout the run tour uses: its requests, the fixture tree, the stand-ins and the
+scripts that start the cluster."""
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mode)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def test_readme_run_tour_runs_as_written_and_leaves_nothing_in_the_checkout(
+    tmp_path: Path,
+) -> None:
+    """Every command of the README's run tour, in one shell session as a newcomer types them:
+    its own loopback cluster started by tests/slurm/tour.sh and stopped at the end, the output
+    each prints, and a checkout left as it was."""
     import re
     import shutil
+    import sys
 
     root = Path(__file__).resolve().parent.parent
     readme = (root / "README.md").read_text()
     block = re.search(r"<!-- run-tour -->\n```console\n(.*?)```", readme, re.S)
     assert block is not None
     steps = re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block.group(1), re.M)
-    assert len(steps) == 3
-    folder = tmp_path / "tour"
-    shutil.copytree(root / "examples", folder / "examples")
-    shutil.copytree(root / "tests/fixtures", folder / "tests/fixtures")
-    env = runs.environment(HOME="/home/alice", **SAY_THROUGHPUT)
-    emitted = subprocess.run(
-        ["scriptast", "emit", "--request", "examples/bench_local_slurm.json"],
-        cwd=folder, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert emitted.returncode == 0, emitted.stderr
+    assert steps[0][0].split()[:3] == ["bash", "tests/slurm/tour.sh", "up"]
+    assert steps[-1][0].startswith("bash tests/slurm/tour.sh down")
+    checkout = tmp_path / "checkout"
+    for item in TOUR_FILES:
+        source, target = root / item, checkout / item
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    before = _listing(checkout)
+    tour = str(tmp_path / "tour")
+    state = tmp_path / "session.sh"
+    state.write_text("")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin:/usr/sbin:/sbin",
+        "HOME": str(tmp_path / "home"),
+        "PYTHON": sys.executable,
+        "LANG": "C.UTF-8",
+    }
 
     def varying(text: str) -> str:
+        text = text.replace(tour, "/tmp/scriptast-tour")
         text = re.sub(r"job \d+", "job <id>", text)
-        text = re.sub(r"elapsed \d+:\d\d:\d\d", "elapsed <time>", text)
-        return re.sub(r"at line \d+: \d+: ", "at line <n>: <rank>: ", text)
+        return re.sub(r"elapsed \d+:\d\d:\d\d", "elapsed <time>", text)
 
-    for command, expected in steps:
-        shown = subprocess.run(
-            ["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True
-        )
-        printed = (shown.stdout + shown.stderr).replace(str(folder), "/path/to/scriptast")
-        assert varying(printed) == varying(expected), command
+    try:
+        for command, expected in steps:
+            line = command.replace("/tmp/scriptast-tour", tour)
+            shown = subprocess.run(
+                ["bash", "-c", f". {state}\n{line}\nexport -p > {state}"],
+                cwd=checkout, env=env, capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert varying(shown.stdout + shown.stderr) == varying(expected), command
+    finally:
+        subprocess.run(["bash", str(root / "tests/slurm/cluster.sh"), "down", tour],
+                       capture_output=True)  # fmt: skip
+    assert _listing(checkout) == before
 
 
 def test_with_accounting_on_the_end_comes_from_sacct(
