@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from scriptast.pipeline.emit_job import generate, write_outputs
-from scriptast.workdir.write import TEMP_PREFIX, Interrupted, WriteError, write_all
+from scriptast.workdir.write import (
+    COMMIT_PREFIX,
+    TEMP_PREFIX,
+    Interrupted,
+    WriteError,
+    work_dir_held,
+    write_all,
+)
 from tests.site import Site
 
 BENCH = "trtllm-bench --model org/{model} throughput --tp 2"
@@ -205,6 +212,62 @@ def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -
     assert any(p.name.startswith(TEMP_PREFIX) for p in work.iterdir())
     write_outputs(bench_output(site, "Qwen-7B", model_name="same"))
     consistent(work)
+
+
+KILL_BEFORE_JOB_SPEC = (
+    "import os, sys, json\n"
+    "from scriptast.pipeline.emit_job import generate, write_outputs\n"
+    "from scriptast.builders.request.read import build_request\n"
+    "real = os.replace\n"
+    "def die(a, b):\n"
+    "    if str(b).endswith('job_spec.json'):\n"
+    "        os.kill(os.getpid(), 9)\n"
+    "    real(a, b)\n"
+    "os.replace = die\n"
+    "fields = json.loads(sys.argv[1])\n"
+    "write_outputs(generate(build_request(fields, {}), home=sys.argv[2]))\n"
+)
+"""An emit killed by SIGKILL after its script is renamed into place, before job_spec.json is."""
+
+
+def test_a_killed_emits_script_is_gone_after_the_next_complete_emit(site: Site) -> None:
+    """The script of an emit killed before its job_spec.json went in (a name no manifest lists)
+    is removed by the next emit, which first undoes the killed one's renames from its journal."""
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    fields = site.fields(workflow_type="bench", bench_cmd=BENCH.format(model="Qwen-7B"))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_BEFORE_JOB_SPEC, json.dumps(fields), str(site.home)],
+        capture_output=True,
+    )
+    assert killed.returncode == -9, killed.stderr
+    assert (work / "qwen_7b_bench.slurm").is_file()  # torn: listed by no job_spec.json
+    write_outputs(bench_output(site, "Mistral-7B"))
+    names = sorted(p.name for p in work.iterdir())
+    assert names == ["job_spec.json", "mistral_7b_bench.slurm"], names
+    consistent(work)
+
+
+def test_a_killed_emit_is_undone_before_run_or_emit_looks_at_the_folder(site: Site) -> None:
+    """Once the lock is taken again, the killed emit's renames are undone: the folder is the
+    complete set of the emit before it, its replaced script back."""
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B", model_name="same"))
+    before = snapshot_dir(work)
+    fields = site.fields(
+        workflow_type="bench", bench_cmd=BENCH.format(model="Qwen-7B"), model_name="same"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_BEFORE_JOB_SPEC, json.dumps(fields), str(site.home)],
+        capture_output=True,
+    )
+    assert killed.returncode == -9
+    assert any(p.name.startswith(COMMIT_PREFIX) for p in work.iterdir())
+    with work_dir_held(str(work)):
+        pass
+    # the killed emit's staged temporary stays until an emit sweeps temporaries; all else is back
+    after = {k: v for k, v in snapshot_dir(work).items() if not k.startswith(TEMP_PREFIX)}
+    assert after == before
 
 
 def run_cli(site: Site, model: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -1,13 +1,15 @@
 """All-or-nothing writes into work_dir: a lock, staged files, backups of what is replaced, and a
 rollback on any error, SIGINT or SIGTERM, so work_dir is either the new set or as it was.
 
-Temporary files and backups are named `.scriptast-*`; the next emit removes any a kill -9 left.
+Temporary files and backups are named `.scriptast-*`; the next emit removes any a kill -9 left,
+after undoing the renames of an emit killed among them (its journal, `.scriptast_commit-*`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import posixpath
@@ -68,8 +70,9 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
             try:
                 change.stage(files)
                 names = {posixpath.relpath(f.path, work_dir) for f in files}
-                for name in _earlier_files(work_dir, spec, names):
-                    change.retire(name)
+                change.plan(_earlier_files(work_dir, spec, names))
+                for final, backup in change.retiring:
+                    change.retire(final, backup)
                 change.commit()
                 signum = pending()
                 if signum is not None:
@@ -198,6 +201,7 @@ def _locked(work_dir: str, pending: Pending) -> Iterator[None]:
                     f"{_lock_seconds():g} s; retry, or give each job its own work_dir"
                 )
             time.sleep(_POLL_SECONDS)
+        undo_killed_commits(work_dir)
         undo_killed(work_dir)
         yield
     finally:
@@ -265,8 +269,6 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
         return []
     if not isinstance(recorded, dict):
         return []
-    import hashlib
-
     stale = []
     for name, digest in sorted(recorded.items()):
         if not isinstance(name, str) or name in written or not _plain_relative(name):
@@ -299,10 +301,14 @@ class _Change:
     def __init__(self, work_dir: str) -> None:
         self.work_dir = work_dir
         self.staged: list[tuple[str, str]] = []
+        self.digests: dict[str, str] = {}
+        self.backups: dict[str, str | None] = {}
+        self.retiring: list[tuple[str, str]] = []
         self.done: list[tuple[str, str | None]] = []
         self.retired: list[tuple[str, str]] = []
         self.folders: list[str] = []
         self.serial = 0
+        self.journal: str | None = None
 
     def _temporary(self, kind: str, final: str) -> str:
         """A temporary beside `final` (the same folder, so a rename moves it in place)."""
@@ -340,15 +346,31 @@ class _Change:
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL,
                     0o755 if item.executable else 0o644,
                 )
+                data = item.text.encode("utf-8")
                 with os.fdopen(descriptor, "wb") as stream:
-                    stream.write(item.text.encode("utf-8"))
+                    stream.write(data)
                 os.chmod(temporary, 0o755 if item.executable else 0o644)
             except OSError as error:
                 raise WriteError(f"cannot write into {self.work_dir}: {error.strerror}") from None
+            self.digests[final] = hashlib.sha256(data).hexdigest()
 
-    def retire(self, name: str) -> None:
-        final = posixpath.join(self.work_dir, name)
-        backup = self._temporary("old", final)
+    def plan(self, retired_names: Sequence[str]) -> None:
+        """Name every backup the renames will make, and write the journal that lets the next
+        holder of the lock undo them if this process dies among them (kill -9)."""
+        for _, final in self.staged:
+            self.backups[final] = self._temporary("old", final) if os.path.lexists(final) else None
+        for name in retired_names:
+            final = posixpath.join(self.work_dir, name)
+            self.retiring.append((final, self._temporary("old", final)))
+        journal = Commit(
+            renames=tuple((f, self.backups[f], self.digests[f]) for _, f in self.staged),
+            retired=tuple(self.retiring),
+            folders=tuple(self.folders),
+        )
+        self.journal = posixpath.join(self.work_dir, f"{COMMIT_PREFIX}{os.getpid()}.json")
+        replace_file(self.journal, msgspec.json.encode(journal))
+
+    def retire(self, final: str, backup: str) -> None:
         try:
             os.rename(final, backup)
         except OSError:
@@ -357,10 +379,9 @@ class _Change:
 
     def commit(self) -> None:
         for temporary, final in self.staged:
-            backup: str | None = None
+            backup = self.backups.get(final)
             try:
-                if os.path.lexists(final):
-                    backup = self._temporary("old", final)
+                if backup is not None:
                     _keep_copy(final, backup)
                 os.replace(temporary, final)
             except OSError as error:
@@ -369,6 +390,13 @@ class _Change:
                         os.unlink(backup)
                 raise WriteError(f"cannot write {final}: {error.strerror}") from None
             self.done.append((final, backup))
+        self._close_journal()  # the new set is whole: from here on nothing is to be undone
+
+    def _close_journal(self) -> None:
+        if self.journal is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.journal)
+            self.journal = None
 
     def rollback(self) -> None:
         for final, backup in reversed(self.done):
@@ -384,6 +412,7 @@ class _Change:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
         remove_dirs(self.folders)
+        self._close_journal()
 
     def finish(self) -> None:
         for _, backup in [*self.done, *self.retired]:
@@ -424,6 +453,53 @@ def replace_file(path: str, text: str | bytes) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise WriteError(f"cannot write {path}: {error.strerror}") from None
+
+
+COMMIT_PREFIX = ".scriptast_commit-"
+"""An emit's journal of the renames it is making; the next emit (or run) that takes the lock
+undoes those of one that died among them."""
+
+
+class Commit(msgspec.Struct, frozen=True, kw_only=True):
+    """The renames of one emit: each file's final path, the backup of the file it replaces (None:
+    there was none) and the sha256 of the new text; each earlier file retired and its backup;
+    the folders it created."""
+
+    renames: tuple[tuple[str, str | None, str], ...]
+    retired: tuple[tuple[str, str], ...]
+    folders: tuple[str, ...] = ()
+
+
+def undo_killed_commits(work_dir: str) -> None:
+    """Put work_dir back as it was before an emit that died among its renames (this process
+    holds the lock, so the emit that wrote a journal found here is gone): each file it put in
+    place is the one it replaced again, or removed if it was new and is still as written; each
+    file it retired is back."""
+    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
+        notes = [e.path for e in entries if e.name.startswith(COMMIT_PREFIX) and e.is_file()]
+    for path in notes:
+        try:
+            commit = msgspec.json.decode(_regular_bytes(path), type=Commit)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            close_undo(path)
+            continue
+        _revert(commit)
+        close_undo(path)
+
+
+def _revert(commit: Commit) -> None:
+    for final, backup, digest in reversed(commit.renames):
+        with contextlib.suppress(OSError):
+            if backup is not None:
+                if os.path.lexists(backup):
+                    os.replace(backup, final)
+            elif hashlib.sha256(_regular_bytes(final)).hexdigest() == digest:
+                os.unlink(final)
+    for final, backup in reversed(commit.retired):
+        with contextlib.suppress(OSError):
+            if os.path.lexists(backup) and not os.path.lexists(final):
+                os.rename(backup, final)
+    remove_dirs(list(commit.folders))
 
 
 UNDO_PREFIX = ".scriptast_undo-"
