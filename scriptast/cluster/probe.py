@@ -23,7 +23,7 @@ from scriptast.errors import InputError
 from scriptast.model.slurm_options import gres_gpus
 
 if TYPE_CHECKING:
-    from scriptast.transports.ssh import SshTransport
+    from scriptast.contract.transport import Transport
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
 
@@ -194,7 +194,7 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else "it printed nothing"
 
 
-def over_ssh(transport: SshTransport) -> dict[str, Any]:
+def over_ssh(transport: Transport) -> dict[str, Any]:
     """probe() on the cluster behind `transport` (the ssh master `run` shares): each command,
     the client tools looked up, and who and where the login shell is, asked there."""
     from scriptast.errors import RunError
