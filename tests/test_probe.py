@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from scriptast.cluster.probe import build_partitions, parse_mpi_list, parse_records, probe
+from scriptast.cluster.probe import (
+    build_partitions,
+    parse_mpi_list,
+    parse_plugin_options,
+    parse_records,
+    probe,
+)
 
 PARTITIONS = """\
 PartitionName=batch AllowGroups=ALL Default=YES QoS=N/A MaxTime=04:00:00 Nodes=n[1-2] State=UP TotalCPUs=32 TotalNodes=2
@@ -80,6 +86,7 @@ def test_probe_with_recorded_commands() -> None:
         ("scontrol", "show", "node", "-o"): (0, NODES, ""),
         ("srun", "--mpi=list"): (0, MPI_LIST, ""),
         ("scontrol", "show", "config"): (0, CONFIG, ""),
+        ("srun", "--help"): (0, SRUN_HELP, ""),
     }
 
     def run(argv: list[str]) -> tuple[int, str, str]:
@@ -95,6 +102,51 @@ def test_probe_with_recorded_commands() -> None:
     )
     assert env["errors"] == []
     assert (env["cluster_name"], env["probe"]["slurm_version"]) == ("aws-cmh-cs-001", "22.05.8")
+    assert env["plugin_options"][:2] == [
+        {"name": "container-image", "arg": "required"},
+        {"name": "container-mounts", "arg": "required"},
+    ]
+
+
+SRUN_HELP = """Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]] [ : [OPTIONS(N)...]] executable(N) [args(N)...]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+      --whole                 use entire nodes (do not share resources)
+  -Z, --no-allocate           don't allocate nodes (must supply -w)
+
+Options provided by plugins:
+      --container-image=[USER@][REGISTRY#]IMAGE[:TAG]|PATH
+                              [pyxis] the image to use for the container
+                              filesystem. Can be either a docker image given as
+                              an enroot URI, or a path to a squashfs file on the
+                              remote host filesystem.
+      --container-mounts=SRC:DST[:FLAGS][,SRC:DST...]
+                              [pyxis] bind mount[s] inside the container. Mount
+                              flags are separated with "+", e.g. "ro+rprivate"
+      --container-workdir=PATH
+                              [pyxis] working directory inside the container
+      --container-mount-home  [pyxis] bind mount the user's home directory.
+                              System-level enroot settings might cause this
+                              directory to be already-mounted.
+      --image=IMAGE           [shifter] the image to run in
+
+Help options:
+  -h, --help                  show this help message
+      --usage                 display brief usage message
+"""
+
+
+def test_plugin_options_are_read_from_srun_help() -> None:
+    options = parse_plugin_options(SRUN_HELP)
+    assert options == [
+        {"name": "container-image", "arg": "required"},
+        {"name": "container-mounts", "arg": "required"},
+        {"name": "container-workdir", "arg": "required"},
+        {"name": "container-mount-home", "arg": "no"},
+        {"name": "image", "arg": "required"},
+    ]
+    assert parse_plugin_options(SRUN_HELP.split("Options provided by plugins:")[0]) == []
 
 
 CONFIG = """Configuration data as of 2026-12-03T22:58:17

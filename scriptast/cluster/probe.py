@@ -62,6 +62,27 @@ def parse_mpi_list(text: str) -> dict[str, Any]:
     return {"available": sorted(set(available)), "preferred": preferred}
 
 
+PLUGIN_BLOCK = "Options provided by plugins:"
+_PLUGIN_OPTION = re.compile(r"\s+--([A-Za-z0-9][\w-]*)(=?)")
+
+
+def parse_plugin_options(help_text: str) -> list[dict[str, str]]:
+    """The options the cluster's SPANK plugins add, from `srun --help`'s block "Options
+    provided by plugins:" (each `--name[=ARG]` at the start of a line); none without it."""
+    _, found, block = help_text.partition(PLUGIN_BLOCK)
+    if not found:
+        return []
+    options = []
+    for line in block.splitlines()[1:]:
+        if line and not line[0].isspace():
+            break  # the next block ("Help options:")
+        match = _PLUGIN_OPTION.match(line)
+        if match is not None:
+            arg = "required" if match.group(2) else "no"
+            options.append({"name": match.group(1), "arg": arg})
+    return options
+
+
 def build_partitions(
     partitions: list[dict[str, str]], nodes: list[dict[str, str]]
 ) -> list[dict[str, Any]]:
@@ -160,6 +181,11 @@ def probe(
         env["pmix"] = parse_mpi_list(mpi_text + "\n" + error)
     else:
         env["errors"].append(f"srun --mpi=list failed: {_first_line(error)}")
+    code, help_text, error = run(["srun", "--help"])
+    if code == 0:
+        env["plugin_options"] = parse_plugin_options(help_text)
+    else:
+        env["errors"].append(f"srun --help failed: {_first_line(error)}")
     code, accounts_text, error = run(
         ["sacctmgr", "-nP", "show", "assoc", f"user={env['user']}", "format=account"]
     )

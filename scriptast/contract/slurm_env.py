@@ -36,9 +36,20 @@ class Probe(msgspec.Struct, frozen=True, kw_only=True):
     slurm_version: str | None = None
 
 
+class PluginOption(msgspec.Struct, frozen=True):
+    """An option a cluster's SPANK plugin adds to srun and sbatch (pyxis' `--container-image`,
+    a site's `--image`), as `srun --help` lists it under "Options provided by plugins", and its
+    argument: `required`, or `no` for a switch."""
+
+    name: str
+    arg: str = "required"
+
+
 class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     """The seed's slurm_env schema, with the keys scriptast adds (`home`, `cluster_name`,
-    `probe`, and `ssh_host`, the cluster's front door for `scriptast run`)."""
+    `probe`, `ssh_host`, the cluster's front door for `scriptast run`, and `plugin_options`,
+    the options its SPANK plugins add; None: not probed, so an option Slurm lacks is only a
+    note to verify)."""
 
     user: str | None = None
     default_account: str | None = None
@@ -53,6 +64,7 @@ class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     cluster_name: str | None = None
     ssh_host: str | None = None
     probe: Probe | None = None
+    plugin_options: tuple[PluginOption, ...] | None = None
 
     def partition(self, name: str) -> Partition | None:
         """The partition called `name`, if any."""
