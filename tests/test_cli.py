@@ -310,7 +310,11 @@ def test_verify_good_and_bad_scripts(site: Site, tmp_path: Path) -> None:
     result = runner.invoke(app, ["verify", str(bad)])
     assert result.exit_code == 1
     assert "sbatch ignores it" in result.stderr
-    assert "--contaner-image is not an srun or pyxis option" in result.stderr
+    assert (
+        f"{bad}:6: srun: note: --contaner-image is not an option of Slurm's srun or pyxis; a "
+        "site's SPANK plugin may add it"
+    ) in result.stderr
+    assert "(did you mean --container-image?)" in result.stderr
     unparsable = tmp_path / "broken.sh"
     unparsable.write_text("echo 'unterminated\n")
     assert runner.invoke(app, ["verify", str(unparsable)]).exit_code == 1
@@ -393,5 +397,5 @@ def test_verify_says_a_count_that_is_none_in_its_own_words(tmp_path: Path, step:
     done = subprocess.run([str(Path(sys.executable).parent / "scriptast"), "verify", str(script)],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1
-    assert f"{script}:3: srun: srun --ntasks 'x': not a count, and srun refuses it" in done.stderr
+    assert f"{script}:3: srun: --ntasks=x: not a whole number; srun refuses it" in done.stderr
     assert "invalid literal" not in done.stderr + done.stdout

@@ -68,6 +68,8 @@ def test_the_gpu_count_of_a_gres_list(gres: str | None, gpus: int | None) -> Non
 
 
 def test_the_header_is_what_sbatch_reads() -> None:
+    """sbatch ignores an #SBATCH line after the first command; one inside a multi-line string
+    (line 8) is the text of another script being written, so it is not this file's mistake."""
     text = "#!/bin/bash\n#SBATCH -N 1\n# note\n  #SBATCH --ntasks=2\necho hi\n#SBATCH --time=1\nx='\n#SBATCH --gres=gpu:1'\n"
     header = scan_header(text)
     assert header.directives == ((2, "#SBATCH -N 1"), (4, "#SBATCH --ntasks=2"))
@@ -75,7 +77,7 @@ def test_the_header_is_what_sbatch_reads() -> None:
     late = [
         f.where for f in lint_text(text, context="s").findings if "after the first" in f.message
     ]
-    assert late == ["s:6", "s:8"]
+    assert late == ["s:6"]
 
 
 def test_a_script_without_a_command_has_no_late_lines() -> None:

@@ -22,6 +22,7 @@ from scriptast.model.slurm_options import (
     SRUN_OPTIONS,
     release_key,
 )
+from scriptast.readers.slurm_cli import CliOption, table
 
 pytestmark = pytest.mark.slurm
 
@@ -112,3 +113,59 @@ def test_verify_names_an_option_the_cluster_predates(tmp_path: Path) -> None:
     env_file.write_text(json.dumps(env))
     newer = CliRunner().invoke(app, ["verify", str(script), "--slurm-env-file", str(env_file)])
     assert newer.exit_code == 0, newer.output
+
+
+def _table_options(program: str) -> list[CliOption]:
+    return [o for o in table(program).longs if o.plugin is None]
+
+
+@pytest.mark.parametrize("program", ["sbatch", "srun"])
+def test_the_option_table_is_the_base_releases(program: str, slurm_conf: dict[str, str]) -> None:
+    """slurm_cli_options.json against 22.05's own getopt: every option the table gives the base
+    release is known to it, every option marked as added later is not (unless it is the start
+    of an older one's name, which 22.05 takes it for: `--extra` is its `--extra-node-info`)."""
+    options = _table_options(program)
+    base = [o.name for o in options if o.since is None]
+    later = [o.name for o in options if o.since is not None]
+    assert len(base) > 100 and later
+    assert [name for name in base if _unrecognized(program, name, slurm_conf)] == []
+    taken = [name for name in later if not _unrecognized(program, name, slurm_conf)]
+    assert taken == [name for name in later if any(b.startswith(name) for b in base)]
+
+
+@pytest.mark.parametrize("program", ["sbatch", "srun"])
+def test_the_tables_arguments_are_getopts(program: str, slurm_conf: dict[str, str]) -> None:
+    """An option the table says takes no value is refused one; one that needs a value is
+    refused without it, as 22.05's getopt_long says."""
+    wrong = []
+    for option in _table_options(program):
+        if option.since is not None or option.name in ("help", "usage", "version"):
+            continue
+        if option.arg == "no":
+            argv = [program, f"--{option.name}=1", "--help"]
+            said = "doesn't allow an argument"
+        elif option.arg == "required":
+            argv = [program, f"--{option.name}"]
+            said = "requires an argument"
+        else:
+            continue
+        done = subprocess.run(argv, capture_output=True, text=True, env=slurm_conf, timeout=30)
+        if said not in done.stderr:
+            wrong.append((option.name, option.arg, done.stderr.strip()[:80]))
+    assert wrong == []
+
+
+def test_the_model_and_the_table_agree_on_later_options() -> None:
+    """The emitter's ADDED_LATER and the table's `since` name the same releases."""
+    for program in ("sbatch", "srun"):
+        named = {o.name: o.since for o in _table_options(program)}
+        for option, release in ADDED_LATER.items():
+            assert named[option] == release, (program, option)
+
+
+def test_the_emitters_option_lists_are_within_slurms_table() -> None:
+    """What the model lets a script say is what Slurm's table has (the emitter's own lists
+    never drift from slurm_opt.c)."""
+    for program, names in (("sbatch", SBATCH_OPTIONS), ("srun", SRUN_OPTIONS)):
+        known = {o.name for o in table(program).longs}
+        assert sorted(names - known) == [], program

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 HEAVY = ("typer", "rich", "pydantic", "bashlex", "click", "yaml")
 
 
@@ -267,3 +269,47 @@ def test_help_under_other_rendering_settings_goes_through_typer() -> None:
     page = piped_output(arguments, through="scriptast.cli.entry", COLUMNS="132")
     assert page == piped_output(arguments, COLUMNS="132")
     assert max(len(line) for line in page.splitlines()) > 100
+
+
+def test_plain_verify_runs_without_typer(tmp_path: Path) -> None:
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun --mpi=pmix hostname\n")
+    code = (
+        "import sys, io\n"
+        f"sys.argv = ['scriptast', 'verify', {str(script)!r}]\n"
+        "from scriptast.cli.entry import main\n"
+        "sys.stdout = io.StringIO()\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert done.code == 0, done.code\n"
+        f"assert sys.stdout.getvalue() == {f'{script}: ok' + chr(10)!r}, sys.stdout.getvalue()\n"
+        "sys.stdout = sys.__stdout__"
+    )
+    loaded = _loaded_after(code)
+    assert "bashlex" in loaded  # the script was parsed
+    assert not loaded & {"typer", "click", "rich", "pydantic"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "read"),
+    [
+        (["a.sh"], (["a.sh"], None)),
+        (["a.sh", "b.sh", "--slurm-env-file", "e.json"], (["a.sh", "b.sh"], "e.json")),
+        (["--slurm-env-file=e.json", "a.sh"], (["a.sh"], "e.json")),
+        (["--help"], None),
+        (["a.sh", "--slurm-env"], None),
+        (["a.sh", "--slurm-env-file"], None),
+        (["--slurm-env-file", "e.json"], None),
+        (["a.sh", "--slurm-env-file=x", "--slurm-env-file=y"], None),
+        ([], None),
+    ],
+)
+def test_the_verify_fast_path_takes_only_what_is_certain(
+    arguments: list[str], read: tuple[list[str], str | None] | None
+) -> None:
+    from scriptast.cli.entry import _plain_verify
+
+    found = _plain_verify(arguments)
+    if read is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert ([str(p) for p in found[0]], None if found[1] is None else str(found[1])) == read

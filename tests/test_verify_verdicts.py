@@ -41,10 +41,12 @@ def test_bash_only_is_said_so_and_its_sruns_are_still_read(tmp_path: Path) -> No
     path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"])
     result = runner.invoke(app, ["verify", str(path)])
     assert "syntax checked by bash -n; bashlex cannot read it: arithmetic" in result.stdout
-    path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"] + "srun --ntasks=$n --bogus x\n")
+    path.write_text(VALID_BUT_NOT_FOR_BASHLEX["arithmetic"] + "srun --ntasks=$n --nodes=two x\n")
     result = runner.invoke(app, ["verify", str(path)])
     assert result.exit_code == 1
-    assert result.stderr == f"{path}:4: srun: --bogus is not an srun or pyxis option\n"
+    assert result.stderr == (
+        f"{path}:4: srun: --nodes=two: not a node count (N or MIN-MAX); srun refuses it\n"
+    )
 
 
 def test_a_long_script_goes_to_bash_alone_and_fast(tmp_path: Path) -> None:

@@ -58,12 +58,12 @@ def test_the_sruns_of_each_script_are_read(path: Path, tmp_path: Path) -> None:
         index = command.line - 1
         while "srun" not in lines[index]:
             index += 1
-        lines[index] = lines[index].replace("srun ", "srun --no-such-option ", 1)
+        lines[index] = lines[index].replace("srun ", "srun --nodes=-1 ", 1)
         broken = tmp_path / path.name
         broken.write_text("\n".join(lines))
         code, _, err = verify(broken)
         assert code == 1
-        assert f"{broken}:{command.line}: srun: --no-such-option is not an srun" in err
+        assert f"{broken}:{command.line}: srun: --nodes=-1: a negative count; srun" in err
 
 
 def test_what_only_the_run_knows_is_named_not_passed_off(tmp_path: Path) -> None:
@@ -134,12 +134,23 @@ def test_a_batch_script_without_a_shebang_is_refused(tmp_path: Path) -> None:
         ('srun --ntasks="$N" --gres=$G --container-image=$IMG hostname', None),
         ('srun "${args[@]}" bash -c "echo $HOST"', None),
         ("timeout -k 60 900 srun -N 1 hostname", None),
-        ("srun -Y 3 hostname", "srun has no option -Y"),
-        ("srun -c", "srun -c needs a value"),
-        ("srun --ntasks=-1 hostname", "srun --ntasks=-1: a negative count"),
-        ("srun -N -1 hostname", "srun -N -1: a negative count"),
-        ("srun --bogus=$X hostname", "--bogus is not an srun or pyxis option"),
-        ("srun --container-mounts=/a:/b hostname", "pyxis options given without --container-image"),
+        ("srun -Y 3 hostname", "srun has no option -Y (-Y); it refuses it"),
+        ("srun -c", "-c needs a value; srun refuses it"),
+        ("srun --ntasks=-1 hostname", "--ntasks=-1: a negative count; srun refuses it"),
+        ("srun -N -1 hostname", "--nodes=-1: a negative count; srun refuses it"),
+        (
+            "srun --nodes=a-b hostname",
+            "--nodes=a-b: not a node count (N or MIN-MAX); srun refuses it",
+        ),
+        (
+            "srun --tim=5 hostname",
+            "--tim is ambiguous to srun (--time, --time-min): it refuses it; write the whole name",
+        ),
+        (
+            "srun --container-mounts=/a:/b hostname",
+            "--container-mounts without --container-image or --container-name: pyxis ignores "
+            "it and runs the step outside any container",
+        ),
     ],
 )
 def test_srun_as_people_write_it(tmp_path: Path, command: str, problem: str | None) -> None:
@@ -193,3 +204,48 @@ def test_the_scanner_finds_what_bashlex_finds(path: Path) -> None:
         return
     by_scanner = [command.words for command in scan_commands(text)]
     assert _without_keywords(by_scanner) == _without_keywords(by_bashlex)
+
+
+def test_a_batch_script_in_another_language_has_only_its_directives_read(tmp_path: Path) -> None:
+    path = tmp_path / "job.py"
+    path.write_text("#!/usr/bin/env python3\n#SBATCH --nodes=2\nimport os\nprint(os.getpid())\n")
+    code, out, err = verify(path)
+    assert (code, err) == (0, "")
+    assert out == f"{path}: ok (a python3 script: only its #SBATCH lines were read)\n"
+    path.write_text("#!/usr/bin/env python3\n#SBATCH --nodes=two\nimport os\n")
+    code, _, err = verify(path)
+    assert (code, err) == (
+        1,
+        f"{path}:2: --nodes=two: not a node count (N or MIN-MAX); sbatch refuses it\n",
+    )
+
+
+def test_an_unquoted_here_document_is_read_as_bash_writes_it(tmp_path: Path) -> None:
+    """`\\$X` is written as `$X` (a variable of the job, not judged), `$N` expanded when it was
+    written; a quoted here-document is written as it stands, so its `$` is sbatch's problem."""
+    body = "#!/bin/bash\n#SBATCH --ntasks=\\$N\n#SBATCH --nodes=$M\nsrun -n \\$N x\n"
+    path = tmp_path / "gen.sh"
+    path.write_text(f"cat > job.sh <<EOF\n{body}EOF\nsbatch job.sh\n")
+    assert verify(path)[0] == 0
+    path.write_text("cat > job.sh <<'EOF'\n#!/bin/bash\n#SBATCH --ntasks=$N\nsrun x\nEOF\n")
+    code, _, err = verify(path)
+    assert code == 1
+    assert err.startswith(
+        f"{path}:3: in job.sh (here-document): --ntasks=$N: sbatch does not expand variables"
+    )
+
+
+def test_a_here_document_that_is_no_batch_script_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "gen.sh"
+    path.write_text(
+        "#!/bin/bash\ncat > run.py <<'EOF'\n#!/usr/bin/env python3\nprint('{ x }')\nEOF\n"
+        "cat > notes.txt <<EOF\n#SBATCH lines go first\nEOF\nsrun python run.py\n"
+    )
+    code, _out, err = verify(path)
+    assert (code, err) == (0, "")
+
+
+def test_srun_ends_its_options_at_a_double_dash(tmp_path: Path) -> None:
+    path = tmp_path / "job.sh"
+    path.write_text("#!/bin/bash\nsrun -N 1 -- python train.py --nodes=x -pmix\n")
+    assert verify(path)[:3:2] == (0, "")

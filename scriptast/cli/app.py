@@ -9,7 +9,7 @@ import typing
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -17,9 +17,6 @@ from scriptast.cli import examples as cli_help
 from scriptast.cli.emit_command import fail, run_emit
 from scriptast.cli.options import emit_parameters, other_categories_options
 from scriptast.cli.results_command import results_app
-
-if TYPE_CHECKING:
-    from scriptast.readers.lint import Report
 
 PIPED_WIDTH = 100
 """Help written to a pipe is this wide (rich's 80 cuts long option names short)."""
@@ -184,58 +181,11 @@ def verify(
     ),
 ) -> None:
     """Check bash/Slurm scripts: they parse, #SBATCH comes first, srun/pyxis flags are valid."""
-    from scriptast.common.text_files import read_text_file
-    from scriptast.errors import ScriptastError
-    from scriptast.readers.lint import lint_text
+    from scriptast.cli.verify_command import run_verify
 
-    env = None
-    if slurm_env_file is not None:
-        from scriptast.cluster.slurm_env import load_slurm_env
-
-        try:
-            env = load_slurm_env(str(slurm_env_file), "verify").env
-        except ScriptastError as error:
-            fail(str(error))
-    failed = False
-    for path in files:
-        try:
-            text = read_text_file(path, "script")
-        except ScriptastError as error:
-            failed = True
-            sys.stderr.write(f"error: {error}\n")
-            continue
-        report = lint_text(text, context=str(path), batch_script=True)
-        findings = list(report.findings)
-        if env is not None:
-            from scriptast.readers.cluster_check import check_against
-
-            findings += check_against(report, env, str(path))
-        for finding in findings:
-            failed = True
-            sys.stderr.write(f"{finding.where}: {finding.message}\n")
-        if not findings:
-            sys.stdout.write(f"{path}: ok{_verify_caveats(report, text)}\n")
-    if failed:
-        raise typer.Exit(1)
-
-
-def _verify_caveats(report: Report, text: str) -> str:
-    """What an `ok` did not cover: the syntax judged by bash alone, values only the running
-    script knows, a file that is not a whole batch script."""
-    said = []
-    if report.bash_only is not None:
-        said.append(f"syntax checked by bash -n; bashlex cannot read it: {report.bash_only}")
-    if report.not_checked:
-        shown = "; ".join(report.not_checked[:NOT_CHECKED_SHOWN])
-        more = len(report.not_checked) - NOT_CHECKED_SHOWN
-        shown += f"; and {more} more" if more > 0 else ""
-        said.append(f"not checked, known only when it runs: {shown}")
-    if not text.startswith("#!") and not report.directives:
-        said.append("no #! line: a fragment to source or splice, not a script sbatch takes")
-    return f" ({'. '.join(said)})" if said else ""
-
-
-NOT_CHECKED_SHOWN = 6
+    code = run_verify(files, slurm_env_file)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command("probe-slurm", epilog=cli_help.PROBE)

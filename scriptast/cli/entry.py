@@ -1,9 +1,11 @@
-"""The console-script entry: `--version`, piped help and plain `emit` runs skip loading typer."""
+"""The console-script entry: `--version`, piped help and plain `emit` and `verify` runs skip
+loading typer."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 
 def main() -> None:
@@ -35,6 +37,35 @@ def main() -> None:
                 sys.stderr.write("\nAborted!\n")
                 raise SystemExit(1) from None
             return
+    if arguments[:1] == ["verify"] and not completing:
+        files = _plain_verify(arguments[1:])
+        if files is not None:
+            from scriptast.cli.verify_command import run_verify
+
+            raise SystemExit(run_verify(*files))
     from scriptast.cli.app import main as cli_main
 
     cli_main()
+
+
+def _plain_verify(arguments: list[str]) -> tuple[list[Path], Path | None] | None:
+    """(files, slurm_env_file) of `verify FILE... [--slurm-env-file F]`; None for anything
+    else (help, an unknown option, no file), which typer then reads and answers."""
+    files: list[Path] = []
+    env_file: Path | None = None
+    words = iter(arguments)
+    for word in words:
+        if word == "--slurm-env-file":
+            value = next(words, None)
+            if value is None or env_file is not None:
+                return None
+            env_file = Path(value)
+        elif word.startswith("--slurm-env-file="):
+            if env_file is not None:
+                return None
+            env_file = Path(word.partition("=")[2])
+        elif word.startswith("-"):
+            return None
+        else:
+            files.append(Path(word))
+    return (files, env_file) if files else None

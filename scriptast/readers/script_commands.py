@@ -11,12 +11,26 @@ import re
 import msgspec
 
 
+class HereDoc(msgspec.Struct, frozen=True):
+    """A here-document: its body's first line (1-based), its text, whether its delimiter was
+    quoted (then bash expands nothing in it)."""
+
+    first_line: int
+    text: str
+    quoted: bool
+
+
 class ScannedCommand(msgspec.Struct, frozen=True):
     """One simple command: the line it starts on (1-based) and its words as written (quotes
-    kept), without its redirections and their targets."""
+    kept), without its redirections and their targets; the file its output goes to (`> FILE`,
+    as written), its here-documents, and the lines its words run over."""
 
     line: int
     words: tuple[str, ...]
+    writes: str | None = None
+    heredocs: tuple[HereDoc, ...] = ()
+    inner_lines: tuple[int, ...] = ()
+    """Lines inside a word that spans lines (a quoted string, `$(...)`), past its first."""
 
 
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "|", "&")
@@ -37,8 +51,13 @@ def scan_commands(text: str) -> list[ScannedCommand]:
 def commands_named(text: str, name: str) -> list[ScannedCommand]:
     """The commands of `text` that run `name` (after `!`, `if`, `time`, `exec`, `VAR=value`
     and the like), from that word on."""
+    return named_in(scan_commands(text), name)
+
+
+def named_in(commands: list[ScannedCommand], name: str) -> list[ScannedCommand]:
+    """The `commands` that run `name`, from that word on (see commands_named)."""
     found = []
-    for command in scan_commands(text):
+    for command in commands:
         words = list(command.words)
         while words and (
             words[0] in _PREFIXES or words[0] in _WRAPPERS or _ENV_ASSIGNMENT.match(words[0])
@@ -46,7 +65,7 @@ def commands_named(text: str, name: str) -> list[ScannedCommand]:
             if words.pop(0) == "timeout":
                 _drop_timeout_arguments(words)
         if words and words[0] == name:
-            found.append(ScannedCommand(line=command.line, words=tuple(words)))
+            found.append(msgspec.structs.replace(command, words=tuple(words)))
     return found
 
 
@@ -67,7 +86,10 @@ class _Scanner:
         self.words: list[str] = []
         self.start = 0
         self.commands: list[ScannedCommand] = []
-        self.heredocs: list[tuple[str, bool]] = []
+        self.heredocs: list[tuple[str, bool, bool, int]] = []
+        self.writes: str | None = None
+        self.inner: list[int] = []
+        self.bodies: dict[int, list[HereDoc]] = {}
         self.newlines = [index for index, char in enumerate(text) if char == "\n"]
 
     def run(self) -> list[ScannedCommand]:
@@ -100,7 +122,12 @@ class _Scanner:
             else:
                 self.word()
         self.end_command()
-        return self.commands
+        return [
+            msgspec.structs.replace(command, heredocs=tuple(self.bodies[index]))
+            if index in self.bodies
+            else command
+            for index, command in enumerate(self.commands)
+        ]
 
     def at_word_start(self) -> bool:
         return self.pos == 0 or self.text[self.pos - 1] in " \t\n;&|()"
@@ -108,8 +135,17 @@ class _Scanner:
     def end_command(self) -> None:
         if self.words:
             line = bisect.bisect_left(self.newlines, self.start) + 1
-            self.commands.append(ScannedCommand(line=line, words=tuple(self.words)))
+            self.commands.append(
+                ScannedCommand(
+                    line=line,
+                    words=tuple(self.words),
+                    writes=self.writes,
+                    inner_lines=tuple(self.inner),
+                )
+            )
         self.words = []
+        self.writes = None
+        self.inner = []
 
     def redirect(self, symbol: str) -> None:
         self.pos += len(symbol)
@@ -118,9 +154,13 @@ class _Scanner:
         start = self.pos
         self.skip_word()
         target = self.text[start : self.pos]
-        if symbol.lstrip("0123456789") in ("<<", "<<-") and target:
+        operator = symbol.lstrip("0123456789")
+        if operator in ("<<", "<<-") and target:
             delimiter = re.sub(r"""\\(.)|['"]""", r"\1", target)
-            self.heredocs.append((delimiter, symbol.endswith("-")))
+            quoted = delimiter != target
+            self.heredocs.append((delimiter, symbol.endswith("-"), quoted, len(self.commands)))
+        elif operator in (">", ">>", ">|", "&>", "&>>") and target:
+            self.writes = target
 
     def word(self) -> None:
         if not self.words:
@@ -129,7 +169,11 @@ class _Scanner:
         self.skip_word()
         if self.pos == start:  # a character no rule takes: step over it
             self.pos += 1
-        self.words.append(self.text[start : self.pos])
+        word = self.text[start : self.pos]
+        self.words.append(word)
+        if "\n" in word:
+            first = bisect.bisect_left(self.newlines, start) + 1
+            self.inner.extend(range(first + 1, first + word.count("\n") + 1))
 
     def skip_word(self) -> None:
         text = self.text
@@ -168,7 +212,9 @@ class _Scanner:
 
     def skip_heredoc_bodies(self) -> None:
         text = self.text
-        for delimiter, strip_tabs in self.heredocs:
+        for delimiter, strip_tabs, quoted, owner in self.heredocs:
+            first_line = bisect.bisect_left(self.newlines, self.pos) + 1
+            lines = []
             while self.pos < len(text):
                 end = text.find("\n", self.pos)
                 end = len(text) if end < 0 else end
@@ -176,6 +222,11 @@ class _Scanner:
                 self.pos = end + 1
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                     break
+                lines.append(line.lstrip("\t") if strip_tabs else line)
+            body = HereDoc(
+                first_line=first_line, text="".join(f"{x}\n" for x in lines), quoted=quoted
+            )
+            self.bodies.setdefault(owner, []).append(body)
         self.heredocs = []
 
 

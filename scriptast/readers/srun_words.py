@@ -1,38 +1,57 @@
-"""An srun command as a person writes it in a script, read statically: options written out are
-checked as parse_srun checks them (short ones too), and what only the running script knows (an
-array such as `"${srunArgs[@]}"`, a count such as `--ntasks=$N`) is named as not checked."""
+"""An srun command as a person writes it in a script, read statically: its options as srun's
+getopt_long reads them (Slurm's table, pyxis' and a cluster's plugins), pyxis' values as pyxis
+parses them, the program it runs (whose own options are its own), and what only the running
+script knows (`"${srunArgs[@]}"`, `--ntasks=$N`), named as not checked."""
 
 from __future__ import annotations
 
-import re
-
 import msgspec
 
-from scriptast.errors import ScriptastError, VerifyError
-from scriptast.model.slurm import SrunStep
-from scriptast.model.slurm_options import (
-    INT_OPTIONS,
-    SRUN_OPTIONS_ANY,
-    SRUN_SHORT_FLAGS,
-    SRUN_SHORT_WITH_VALUE,
-)
+from scriptast.contract.slurm_env import PluginOption
+from scriptast.errors import ScriptastError
 from scriptast.model.words import Lit
+from scriptast.readers.option_words import OptionWord, read_options
 from scriptast.readers.readback import literal_value, read_word
-from scriptast.readers.srun_argv import VALUE_FREE, parse_srun
+from scriptast.readers.slurm_cli import table
+
+
+class SrunUse(msgspec.Struct, frozen=True):
+    """One srun as written: its options by their own names, with their values (None: none, or
+    known only when it runs), and the words of the program it runs."""
+
+    options: tuple[tuple[str, str | None], ...]
+    command: tuple[str, ...]
+
+    def value(self, name: str) -> str | None:
+        """The last value given to `--name` (srun keeps the last)."""
+        found = None
+        for option, value in self.options:
+            if option == name:
+                found = value
+        return found
+
+    @property
+    def gres(self) -> str | None:
+        return self.value("gres")
+
+    @property
+    def mpi(self) -> str | None:
+        return self.value("mpi")
 
 
 class SrunReading(msgspec.Struct, frozen=True):
-    """What could be read of one srun command: the step (None when its options are wrong:
-    `error` says why) and what only the running script knows, as written."""
+    """What could be read of one srun command: the use (None when srun or pyxis refuses its
+    options: `error` says why), notes (an option a site plugin may add), what only the running
+    script knows, and the text of `bash -c TEXT` when srun runs that with a literal TEXT."""
 
-    step: SrunStep | None
+    step: SrunUse | None
     not_checked: tuple[str, ...] = ()
     error: str | None = None
     payload: str | None = None
-    """The text of `bash -c TEXT` when srun runs that with a literal TEXT."""
+    notes: tuple[str, ...] = ()
 
 
-def _value(raw: str) -> str | None:
+def word_text(raw: str) -> str | None:
     """The word's text after quote removal, or None when it expands (a variable, an array,
     command substitution): then only the running script knows it."""
     try:
@@ -44,114 +63,73 @@ def _value(raw: str) -> str | None:
     return literal_value(parts)
 
 
-def read_srun_words(raw_words: tuple[str, ...]) -> SrunReading:
-    """Read `srun ...` from its words as written (quotes kept)."""
-    argv = ["srun"]
-    not_checked: list[str] = []
-    index = 1
-    try:
-        while index < len(raw_words):
-            raw = raw_words[index]
-            if _bare_expansion(raw):
-                if not _options_may_follow(raw_words, index):
-                    break
-                not_checked.append(raw)
-                index += 1
-                continue
-            text = _value(raw)
-            if text is None:
-                written = raw.lstrip("\"'")
-                if not written.startswith("-"):
-                    break  # the command, with a variable in it
-                _check_name(written)
-                not_checked.append(raw)
-                index += 1
-                continue
-            if not text.startswith("-"):
-                break
-            index += 1
-            name, value, takes_next = _option(text, raw_words, index)
-            if takes_next:
-                raw = f"{raw} {raw_words[index]}"
-                value = _value(raw_words[index])
-                index += 1
-                if value is None:
-                    not_checked.append(raw)
-                    continue
-            if name is None:
-                continue
-            if value is None:
-                argv.append(f"--{name}")
-                continue
-            if name in INT_OPTIONS and value.startswith("-"):
-                raise VerifyError(f"srun {raw}: a negative count")
-            argv.append(f"--{name}={value}")
-        command = raw_words[index:]
-        if not command:
-            raise VerifyError("srun has no command to run")
-        argv += [_value(word) or word for word in command]
-        step = parse_srun(argv, partial=bool(not_checked))
-    except VerifyError as error:
-        return SrunReading(None, tuple(not_checked), str(error))
+def read_srun_words(
+    raw_words: tuple[str, ...],
+    *,
+    plugins: tuple[PluginOption, ...] | None = None,
+    dollar_expanded: bool = False,
+) -> SrunReading:
+    """Read `srun ...` from its words as written (quotes kept). `plugins`: the cluster's own
+    SPANK options (None: pyxis', and an unknown option is a note)."""
+    words = [OptionWord(raw, word_text(raw)) for raw in raw_words[1:]]
+    reading = read_options(
+        table("srun", plugins),
+        words,
+        stop_at_operand=True,
+        plugins_declared=plugins is not None,
+        dollar_expanded=dollar_expanded,
+    )
+    not_checked = tuple(reading.not_checked)
+    notes = tuple(reading.notes)
+    command = tuple(raw_words[1 + reading.operands_at :])
+    error = reading.errors[0] if reading.errors else None
+    if error is None and not command:
+        error = "srun has no command to run"
+    if error is None:
+        error = _pyxis_problem(reading.options, partial=bool(not_checked))
+    if error is not None:
+        return SrunReading(None, not_checked, error, notes=notes)
+    texts = [word_text(word) for word in command]
+    shown = tuple(raw if text is None else text for text, raw in zip(texts, command, strict=True))
+    use = SrunUse(tuple(reading.options), shown)
     payload = None
-    if len(command) >= 3 and [_value(word) for word in command[:2]] == ["bash", "-c"]:
-        payload = _value(command[2])
+    if len(command) >= 3 and texts[:2] == ["bash", "-c"]:
+        payload = texts[2]
         if payload is None:
-            not_checked.append(f"bash -c {command[2]}")
-    return SrunReading(step, tuple(not_checked), None, payload)
+            not_checked += (f"bash -c {command[2]}",)
+    return SrunReading(use, not_checked, None, payload, notes)
 
 
-def _bare_expansion(raw: str) -> bool:
-    """Whether the word starts with an expansion (`$ARGS`, `"${args[@]}"`, which may be
-    options or the command), unlike `--ntasks=$N`, an option the script fills in."""
-    return raw.lstrip("\"'").startswith(("$", "`"))
+CONTAINER_GIVEN = frozenset({"container-image", "container-name"})
+NEEDS_CONTAINER = (
+    "container-mounts", "container-workdir", "container-mount-home", "no-container-mount-home",
+    "container-remap-root", "no-container-remap-root",
+)  # fmt: skip
+"""pyxis ignores these (with an error line) when neither an image nor a name is given."""
 
 
-def _check_name(written: str) -> None:
-    """Raise VerifyError unless the option word (its value aside) names an srun option."""
-    if written.startswith("--"):
-        name = written[2:].split("=", 1)[0]
-        if name not in SRUN_OPTIONS_ANY:
-            raise VerifyError(f"--{name} is not an srun or pyxis option")
-    elif written[:2] not in SRUN_SHORT_WITH_VALUE and written[:2] not in SRUN_SHORT_FLAGS:
-        raise VerifyError(f"srun has no option {written[:2]}")
-
-
-def _options_may_follow(raw_words: tuple[str, ...], index: int) -> bool:
-    """Whether the expansion at `index` stands for options rather than the command: an array
-    (`"${srunArgs[@]}"`, how scripts gather srun's options) with words after it, or one
-    followed by an option or another expansion (the last expansion is the command)."""
-    if index + 1 >= len(raw_words):
-        return False
-    if re.search(r"\[[@*]\]\}", raw_words[index]):
-        return True
-    following = raw_words[index + 1]
-    return _bare_expansion(following) or following.lstrip("\"'").startswith("-")
-
-
-def _option(
-    text: str, raw_words: tuple[str, ...], index: int
-) -> tuple[str | None, str | None, bool]:
-    """(long name, value written onto the option, whether the next word is its value) of the
-    option word `text`; the name is None for a one-letter flag, which only has to exist.
-    Raises VerifyError for an option srun does not have."""
-    _check_name(text)
-    if text.startswith("--"):
-        name, equals, inline = text[2:].partition("=")
-        if equals:
-            return name, inline, False
-        if name in VALUE_FREE or name == "exclusive":
-            return name, None, False
-        if index >= len(raw_words):
-            raise VerifyError(f"srun --{name} needs a value")
-        return name, None, True
-    letter, attached = text[:2], text[2:]
-    if letter == "-l":
-        return "label", None, False
-    if letter in SRUN_SHORT_FLAGS:
-        return None, None, False
-    if attached:
-        return SRUN_SHORT_WITH_VALUE[letter], attached, False
-    if index >= len(raw_words):
-        raise VerifyError(f"srun {letter} needs a value")
-    return SRUN_SHORT_WITH_VALUE[letter], None, True
+def _pyxis_problem(options: list[tuple[str, str | None]], *, partial: bool) -> str | None:
+    """What pyxis refuses or ignores in `options`: an empty value, a mount entry its parser
+    rejects (`SRC[:DST[:FLAGS]]`, neither empty), options of a container that is not asked for.
+    `partial`: some options only the running script knows."""
+    names = {name for name, _ in options}
+    for name, value in options:
+        if name.startswith("container-") and value == "":
+            return f"--{name} is empty; pyxis refuses it (argument required)"
+        if name == "container-mounts" and value is not None:
+            for entry in value.split(","):
+                source, colon, rest = entry.partition(":")
+                target = rest.split(":", 1)[0] if colon else source
+                if not source or not target:
+                    return (
+                        f"--container-mounts entry {entry!r} is not SRC[:DST[:FLAGS]]; pyxis "
+                        "refuses it"
+                    )
+    if not partial and not names & CONTAINER_GIVEN:
+        ignored = [f"--{name}" for name in NEEDS_CONTAINER if name in names]
+        if ignored:
+            return (
+                f"{', '.join(ignored)} without --container-image or --container-name: pyxis "
+                "ignores it and runs the step outside any container"
+            )
+    return None
