@@ -62,6 +62,9 @@ def test_an_account_the_user_lacks_is_named(tmp_path: Path) -> None:
          "job.sh:2: --tres-bind needs a Slurm release after 22.05; the cluster runs 22.05.8"),
         ("#SBATCH --tres-per-task=gres/gpu:1", "22.05.8",
          "job.sh:2: --tres-per-task needs Slurm 23.02 or later; the cluster runs 22.05.8"),
+        ("#SBATCH --extra=rack=a", "22.05.8",
+         "job.sh:2: --extra needs a Slurm release after 22.05; the cluster runs 22.05.8, whose "
+         "sbatch takes it for --extra-node-info"),
         ("#SBATCH --power=level", "24.05.4",
          "job.sh:2: --power is gone from sbatch since Slurm 24.05; the cluster runs 24.05.4"),
     ],

@@ -13,7 +13,7 @@ from scriptast.errors import ModelError
 from scriptast.model.slurm_options import gres_gpus, release_key
 from scriptast.model.slurm_time import parse_time_limit
 from scriptast.readers.lint import Finding, Report
-from scriptast.readers.slurm_cli import option_named
+from scriptast.readers.slurm_cli import option_named, table
 from scriptast.readers.srun_words import SrunUse
 
 
@@ -152,13 +152,11 @@ def _newer_options(report: Report, env: SlurmEnv, context: str, shift: int) -> l
                 if since.endswith("+")
                 else f"Slurm {since} or later"
             )
-            found.append(
-                Finding(
-                    where,
-                    f"--{name} needs {after}; the cluster runs {version}",
-                    refused=True,
-                )
-            )
+            older = _taken_for(command, name)
+            said = f"--{name} needs {after}; the cluster runs {version}"
+            if older is not None:
+                said += f", whose {command} takes it for --{older}"
+            found.append(Finding(where, said, refused=older is None))
         elif until and running[:2] >= release_key(until)[:2]:
             found.append(
                 Finding(
@@ -169,6 +167,17 @@ def _newer_options(report: Report, env: SlurmEnv, context: str, shift: int) -> l
                 )
             )
     return found
+
+
+def _taken_for(command: str, name: str) -> str | None:
+    """The one older option whose name `--name` starts (getopt_long then reads it as that:
+    22.05 takes `--extra` for `--extra-node-info`), or None."""
+    older = {
+        o.canonical
+        for o in table(command).longs
+        if o.since is None and o.plugin is None and o.name.startswith(name)
+    }
+    return older.pop() if len(older) == 1 else None
 
 
 def _predates(running: tuple[int, ...], since: str) -> bool:
