@@ -99,6 +99,16 @@ def test_extglob_is_read_only_when_the_script_turns_it_on(tmp_path: Path) -> Non
         ("#SBATCH --gres=gpu:-1", "--gres=gpu:-1: a negative count; sbatch refuses it"),
         ("#SBATCH --gpus-per-node=h100:-4", "--gpus-per-node=h100:-4: a negative count"),
         ("#SBATCH --ntasks=$N", "--ntasks=$N: sbatch does not expand variables in #SBATCH"),
+        ("#SBATCH -N NODES", "--nodes=NODES: an unfilled template placeholder"),
+        ("#SBATCH -p { partition }", "--partition={: an unfilled template placeholder"),
+        ("#SBATCH --account=<your_account>", "--account=<your_account>: an unfilled template"),
+        ("#SBATCH --begin=now+XXXhour", "--begin=now+XXXhour: an unfilled template placeholder"),
+        ("#SBATCH --time=2:00:00:00", "--time=2:00:00:00: not a Slurm time"),
+        ("#SBATCH --mem=4.5G", "--mem=4.5G: not a memory size"),
+        ("#SBATCH --partition=gpu extra", "'extra' is not an option: sbatch refuses the script"),
+        ("#SBATCH -partition=gpu", "-partition=gpu is -p artition=gpu (--partition=artition=gpu)"),
+        ("#SBATCH --mail=ALL", "--mail is ambiguous to sbatch (--mail-type, --mail-user)"),
+        ("#SBATCH --requeue=1", "--requeue takes no value; sbatch refuses --requeue=1"),
     ],
 )
 def test_a_directive_sbatch_refuses_is_an_error(tmp_path: Path, line: str, message: str) -> None:
@@ -249,3 +259,22 @@ def test_srun_ends_its_options_at_a_double_dash(tmp_path: Path) -> None:
     path = tmp_path / "job.sh"
     path.write_text("#!/bin/bash\nsrun -N 1 -- python train.py --nodes=x -pmix\n")
     assert verify(path)[:3:2] == (0, "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "#SBATCH --nodes=2-4", "#SBATCH -N1-2", "#SBATCH --mem 1G", "#SBATCH --mem=4000M",
+        "#SBATCH -t 0:60:0", "#SBATCH --time=UNLIMITED", "#SBATCH --time=1-0",
+        "#SBATCH --array=[1-5]%2", "#SBATCH --array=0-15:4,20", "#SBATCH --begin=2026-12-24T10:00",
+        "#SBATCH --begin=16:00", "#SBATCH --begin=now+2hours", "#SBATCH --gres=gpu:a100:4",
+        "#SBATCH --gpus-per-node=h100:8", "#SBATCH --tasks-per-node=4", "#SBATCH --mail-typ=END",
+        "#SBATCH --exclusive", "#SBATCH --exclusive=user", "#SBATCH -c4 -J 'my job'",
+        "#SBATCH --cpus-per-task 8 # eight cores", "#SBATCH --job-name=<name>",
+        "#SBATCH -o %x-%j.out -e %x-%j.err", "#SBATCH --signal=B:USR1@120",
+    ],
+)  # fmt: skip
+def test_a_directive_sbatch_takes_is_ok(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "job.slurm"
+    path.write_text(f"#!/bin/bash\n{line}\nsrun hostname\n")
+    assert verify(path)[::2] == (0, "")
