@@ -57,24 +57,32 @@ def read_options(
     words are collected. `plugins_declared`: the cluster's plugin options are known, so an
     option nobody has is refused rather than noted. `dollar_expanded`: a `$` in a value was
     expanded when the text was written, so such a value is not judged."""
-    reader = _Reader(options, words, plugins_declared, dollar_expanded)
-    reader.run(stop_at_operand)
+    reader = _Reader(options, words, plugins_declared, dollar_expanded, stop_at_operand)
+    reader.run()
     return reader.reading
 
 
 class _Reader:
+    """One pass over the words, getopt_long's way; what it finds goes into `reading`."""
+
     def __init__(
-        self, options: Table, words: list[OptionWord], declared: bool, dollar_expanded: bool
+        self,
+        options: Table,
+        words: list[OptionWord],
+        declared: bool,
+        dollar_expanded: bool,
+        stop_at_operand: bool,
     ) -> None:
         self.table = options
         self.words = words
         self.declared = declared
         self.dollar_expanded = dollar_expanded
+        self.stop_at_operand = stop_at_operand
         self.reading = OptionReading(operands_at=len(words))
         self.index = 0
 
-    def run(self, stop_at_operand: bool) -> None:
-        self.stop_at_operand = stop_at_operand
+    def run(self) -> None:
+        stop_at_operand = self.stop_at_operand
         words = self.words
         while self.index < len(words):
             word = words[self.index]
