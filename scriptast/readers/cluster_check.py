@@ -9,11 +9,10 @@ import msgspec
 
 from scriptast.common.suggest import did_you_mean
 from scriptast.contract.slurm_env import SlurmEnv
-from scriptast.errors import ModelError
 from scriptast.model.slurm_options import gres_gpus, release_key
-from scriptast.model.slurm_time import parse_time_limit
 from scriptast.readers.lint import Finding, Report
 from scriptast.readers.slurm_cli import option_named, table
+from scriptast.readers.slurm_value_forms import limit_minutes
 from scriptast.readers.srun_words import SrunUse
 
 
@@ -89,18 +88,17 @@ def _check_component(
     if "time" in values and partition.time_limit:
         number, text = values["time"]
         try:
-            wanted, limit = parse_time_limit(text or ""), parse_time_limit(partition.time_limit)
-        except ModelError as error:
-            found.append(Finding(f"{context}:{number}", str(error)))
-        else:
-            if wanted is not None and limit is not None and wanted > limit:
-                found.append(
-                    Finding(
-                        f"{context}:{number}",
-                        f"--time={text} exceeds partition "
-                        f"{partition.name!r} MaxTime {partition.time_limit}",
-                    )
+            wanted, limit = limit_minutes(text or ""), limit_minutes(partition.time_limit)
+        except ValueError:
+            wanted = limit = None  # a time sbatch cannot read is lint's finding
+        if wanted is not None and limit is not None and wanted > limit:
+            found.append(
+                Finding(
+                    f"{context}:{number}",
+                    f"--time={text} exceeds partition "
+                    f"{partition.name!r} MaxTime {partition.time_limit}",
                 )
+            )
     available = env.pmix.available
     for step in steps:
         if step.mpi and available and step.mpi not in available and step.mpi != "none":

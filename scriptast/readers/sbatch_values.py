@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from scriptast.readers.slurm_value_forms import array_ok, limit_minutes, start_time_ok
+
 COUNTS = frozenset(
     {
         "ntasks", "ntasks-per-node", "cpus-per-task", "ntasks-per-gpu", "mincpus",
@@ -14,7 +16,7 @@ COUNTS = frozenset(
         "sockets-per-node", "threads-per-core", "cpus-per-gpu",
     }
 )  # fmt: skip
-"""Options sbatch reads with parse_int: a whole number, nothing after it."""
+"""Options sbatch reads with parse_int(positive): a whole number above 0 (`+2` too)."""
 GPU_COUNTS = frozenset({"gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket"})
 """`[type:]count`."""
 MEMORY = frozenset({"mem", "mem-per-cpu", "mem-per-gpu", "tmp"})
@@ -26,19 +28,10 @@ NAMES = frozenset({"partition", "account", "qos", "reservation"})
 """Options whose value names something on the cluster: a placeholder there is never a name
 (a job's own name may be anything)."""
 
-_NODE_COUNT = re.compile(r"\d+[kKmM]?(?:-\d+[kKmM]?)?\Z")
+_NODE_COUNT = re.compile(r"(\d+[kKmM]?)(?:-(\d+[kKmM]?))?\Z")
+_COUNT = re.compile(r"\+?\d+\Z")
 _MEMORY = re.compile(r"\d+(?:[KkMmGgTt][Bb]?)?\Z")
 _GPU_COUNT = re.compile(r"(?:[A-Za-z0-9_.-]+:)?\d+\Z")
-_ARRAY_LIST = r"\d+(?:-\d+(?::\d+)?)?(?:,\d+(?:-\d+(?::\d+)?)?)*"
-_ARRAY = re.compile(rf"(?:{_ARRAY_LIST}|\[{_ARRAY_LIST}\])(?:%\d+)?\Z")
-"""`0-15:4,20%3`; bit_unfmt also takes the list in brackets."""
-_SLURM_TIME = re.compile(r"(?:(?:\d+-)?\d+(?::\d+){0,2}|-1|INFINITE|UNLIMITED)\Z", re.IGNORECASE)
-"""time_str2mins' forms; like Slurm, no bound on the minutes or seconds (`0:60:0` is an hour)."""
-_START_WORDS = frozenset(
-    {"now", "today", "tomorrow", "midnight", "noon", "elevenses", "fika", "teatime"}
-)
-_NOW_PLUS = re.compile(r"now\+\d+(?:[a-z]+)?\Z", re.IGNORECASE)
-_DATE_TIME = re.compile(r"[0-9][0-9:/.\-T]*(?:[AaPp][Mm])?\Z")
 _PLACEHOLDER = re.compile(
     r"[{}<>]|\bX{3,}\b|XXX|\b(?:YOUR_?\w*|\w*_HERE|CHANGE_?ME|TODO|FIXME|"
     r"PARTITION|ACCOUNT|QUEUE|PROJECT|ALLOCATION|NODES|NTASKS|QOS|RESERVATION|JOB_?NAME)\b"
@@ -59,10 +52,12 @@ def value_problem(name: str, value: str, command: str = "sbatch") -> str | None:
         return placeholder
     if re.match(r"(?:[\w.-]+:)?-\d", value) and (name in COUNTS or name in COUNTED):
         return f"--{name}={value}: a negative count; {command} refuses it"
-    if name in COUNTS and not value.isdigit():
+    if name in COUNTS and not _COUNT.match(value):
         return f"--{name}={value}: not a whole number; {command} refuses it"
-    if name == "nodes" and not _NODE_COUNT.match(value):
-        return f"--nodes={value}: not a node count (N or MIN-MAX); {command} refuses it"
+    if name in COUNTS and int(value) == 0:
+        return f"--{name}=0: not a count above 0; {command} refuses it"
+    if name == "nodes":
+        return _node_count_problem(value, command)
     if name in GPU_COUNTS and not _GPU_COUNT.match(value):
         return f"--{name}={value}: not a GPU count ([type:]N); {command} refuses it"
     if name == "gres" and re.search(r":-\d", value):
@@ -72,17 +67,18 @@ def value_problem(name: str, value: str, command: str = "sbatch") -> str | None:
             f"--{name}={value}: not a memory size (a whole number with K, M, G or T); "
             f"{command} refuses it"
         )
-    if name in TIMES and not _SLURM_TIME.match(value):
+    if name in TIMES and not _limit_ok(value):
         return (
             f"--{name}={value}: not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, "
             f"D-HH:MM:SS or UNLIMITED); {command} refuses it"
         )
-    if name in START_TIMES and not _start_time(value):
+    if name in START_TIMES and not start_time_ok(value):
         return (
-            f"--{name}={value}: not a time Slurm reads (now+N[unit], today, tomorrow, "
-            f"HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY]); {command} refuses it"
+            f"--{name}={value}: not a time Slurm reads (now+N[seconds|minutes|hours|days|weeks], "
+            f"today, tomorrow, HH:MM[:SS][AM|PM], YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY]); "
+            f"{command} refuses it"
         )
-    if name == "array" and not _ARRAY.match(value):
+    if name == "array" and not array_ok(value):
         return f"--array={value}: not an array specification (0-9, 1,3,5, 0-15:4, %N); {command} refuses it"  # noqa: E501
     return None
 
@@ -99,8 +95,25 @@ def _placeholder(name: str, value: str, command: str) -> str | None:
     return None
 
 
-def _start_time(value: str) -> bool:
-    lowered = value.lower()
-    if lowered in _START_WORDS or _NOW_PLUS.match(value):
-        return True
-    return bool(_DATE_TIME.match(value)) and any(char.isdigit() for char in value)
+def _limit_ok(value: str) -> bool:
+    try:
+        limit_minutes(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _node_count_problem(value: str, command: str) -> str | None:
+    """verify_node_count: N or MIN-MAX (with k or m), MAX not below MIN."""
+    matched = _NODE_COUNT.match(value)
+    if matched is None:
+        return f"--nodes={value}: not a node count (N or MIN-MAX); {command} refuses it"
+    low, high = (_scaled(part) for part in matched.groups(default=matched.group(1)))
+    if high < low:
+        return f"--nodes={value}: the most nodes is below the fewest; {command} refuses it"
+    return None
+
+
+def _scaled(count: str) -> int:
+    factor = {"k": 1024, "m": 1024 * 1024}.get(count[-1].lower(), 1)
+    return int(count.rstrip("kKmM")) * factor
