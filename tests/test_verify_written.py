@@ -278,3 +278,21 @@ def test_a_directive_sbatch_takes_is_ok(tmp_path: Path, line: str) -> None:
     path = tmp_path / "job.slurm"
     path.write_text(f"#!/bin/bash\n{line}\nsrun hostname\n")
     assert verify(path)[::2] == (0, "")
+
+
+def test_a_here_document_after_assignments_is_still_its_programs(tmp_path: Path) -> None:
+    """`NAME=a exec tee f <<EOF` writes f, and `LANG=C sbatch <<EOF` submits the body."""
+    path = tmp_path / "gen.sh"
+    path.write_text(
+        "#!/bin/bash\nNAME=a exec tee run.sbatch >/dev/null <<EOF\n#!/bin/bash\n"
+        "#SBATCH --nodes=two\nhostname\nEOF\nLANG=C sbatch <<EOF\n#!/bin/bash\n"
+        "#SBATCH --ntasks=0\nEOF\n"
+    )
+    code, _, err = verify(path)
+    assert code == 1
+    assert err == (
+        f"{path}:4: in run.sbatch (here-document): --nodes=two: not a node count (N or "
+        "MIN-MAX); sbatch refuses it\n"
+        f"{path}:9: in the script sbatch reads from this here-document: --ntasks=0: not a "
+        "count above 0; sbatch refuses it\n"
+    )

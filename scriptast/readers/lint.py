@@ -308,10 +308,19 @@ def _folder(path: str) -> str:
     return path.rstrip("/") or path
 
 
+def _program(command: ScannedCommand) -> str:
+    """The program a command runs, past `VAR=value`, `exec` and the like: sbatch, cat, tee or
+    another."""
+    for name in ("sbatch", "cat", "tee"):
+        if named_in([command], name):
+            return name
+    return ""
+
+
 def _is_batch_script(command: ScannedCommand, body: HereDoc) -> bool:
     """Whether a here-document is a batch script: submitted by sbatch, or written out by
     cat/tee with a `#!` line and `#SBATCH` lines."""
-    program = command.words[0].rsplit("/", 1)[-1] if command.words else ""
+    program = _program(command)
     if program == "sbatch":
         return True
     if program not in ("cat", "tee"):
@@ -324,13 +333,14 @@ def _embedded(
 ) -> Embedded:
     """The report of a batch script held in a here-document, under the name of the file it is
     written to (or as sbatch's input), its lines numbered in the outer file."""
-    program = command.words[0].rsplit("/", 1)[-1]
+    program = _program(command)
     if program == "sbatch":
         name = "the script sbatch reads from this here-document"
     else:
         target = command.writes
         if program == "tee":
-            target = next((w for w in command.words[1:] if not w.startswith("-")), target)
+            words = named_in([command], "tee")[0].words[1:]
+            target = next((w for w in words if not w.startswith("-")), target)
         shown = word_text(target) if target else None
         name = f"{shown or target or 'the file it writes'} (here-document)"
     text = body.text if body.quoted else _as_written(body.text)
