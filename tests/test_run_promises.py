@@ -154,8 +154,11 @@ def test_timeout_is_reported_soon_after_slurm_ends_the_job(
         assert "exit_code" not in found  # the batch script's exit is not known yet
     else:  # the final state came first
         assert not ignores_sigterm
-        # the signal only when Slurm has recorded it yet (squeue may show 0 before sacct's 0:15)
-        assert (found["exit_code"], found.get("exit_signal", 15)) == (0, 15)
+        # the signal only when Slurm has recorded it yet (squeue may show 0 before sacct's 0:15);
+        # or 143:0, when the batch shell outlived its step by a moment and exited 128 + SIGTERM
+        shown = (found["exit_code"], found.get("exit_signal", 15))
+        assert shown in ((0, 15), (143, 15)), shown
+        assert found["exit_code"] == 0 or "exit_signal" not in found
     assert ended - _slurm_end_epoch(Path(found["err_log"])) < 10
 
 
