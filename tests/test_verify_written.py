@@ -296,3 +296,22 @@ def test_a_here_document_after_assignments_is_still_its_programs(tmp_path: Path)
         f"{path}:9: in the script sbatch reads from this here-document: --ntasks=0: not a "
         "count above 0; sbatch refuses it\n"
     )
+
+
+def test_a_job_submitted_inside_a_command_substitution_is_checked(tmp_path: Path) -> None:
+    """`jid=$(sbatch --parsable <<EOF ... EOF)`, how a generator keeps the id of what it
+    submits: the body is sbatch's script, checked at its lines in the file."""
+    path = tmp_path / "gen.sh"
+    path.write_text(
+        "#!/bin/bash\nfor seed in 1 2; do\n  jid=$(sbatch --parsable <<EOF\n#!/bin/bash\n"
+        "#SBATCH --job-name=s$seed\n#SBATCH --time=00:10:00x\nsrun python run.py\nEOF\n)\n"
+        '  echo "$jid"\ndone\n'
+    )
+    code, _, err = verify(path)
+    assert code == 1
+    assert err.startswith(
+        f"{path}:6: in the script sbatch reads from this here-document: --time=00:10:00x: "
+        "not a Slurm time"
+    )
+    path.write_text(path.read_text().replace("00:10:00x", "00:10:00"))
+    assert verify(path)[::2] == (0, "")

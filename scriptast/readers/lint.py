@@ -90,6 +90,8 @@ def lint_text(
     shell = other is None and len(text) <= SCAN_MAX_CHARACTERS
     commands = scan_commands(text) if shell else []
     bodies = [(command, body) for command in commands for body in command.heredocs]
+    bodies += [found for command in commands for found in _substituted_heredocs(command)]
+    bodies.sort(key=lambda pair: pair[1].first_line)
     inside = frozenset(
         number
         for _, body in bodies
@@ -306,6 +308,25 @@ def _folder(path: str) -> str:
     while path.startswith("./"):
         path = path[2:]
     return path.rstrip("/") or path
+
+
+def _substituted_heredocs(command: ScannedCommand) -> list[tuple[ScannedCommand, HereDoc]]:
+    """Here-documents inside a command substitution of `command`'s words, the way a generator
+    submits a job and keeps its id (`jid=$(sbatch --parsable <<EOF ... EOF)`), their lines
+    counted in the outer file (from the command's line and the line breaks of the words
+    before; a line continued with a backslash between words is not counted)."""
+    found: list[tuple[ScannedCommand, HereDoc]] = []
+    line = command.line
+    for word in command.words:
+        start = word.find("$(")
+        if start >= 0 and "<<" in word and word.endswith(")"):
+            opened = line + word[:start].count("\n")
+            for inner in scan_commands(word[start + 2 : -1]):
+                for body in inner.heredocs:
+                    shifted = msgspec.structs.replace(body, first_line=body.first_line + opened - 1)
+                    found.append((inner, shifted))
+        line += word.count("\n")
+    return found
 
 
 def _program(command: ScannedCommand) -> str:
