@@ -144,6 +144,7 @@ def test_a_batch_script_without_a_shebang_is_refused(tmp_path: Path) -> None:
         ('srun --ntasks="$N" --gres=$G --container-image=$IMG hostname', None),
         ('srun "${args[@]}" bash -c "echo $HOST"', None),
         ("timeout -k 60 900 srun -N 1 hostname", None),
+        ("srun --export='ALL,A=$B' hostname", None),
         ("srun -Y 3 hostname", "srun has no option -Y (-Y); it refuses it"),
         ("srun -c", "-c needs a value; srun refuses it"),
         ("srun --ntasks=-1 hostname", "--ntasks=-1: a negative count; srun refuses it"),

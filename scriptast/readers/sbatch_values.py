@@ -41,8 +41,9 @@ _PLACEHOLDER = re.compile(
 def value_problem(name: str, value: str, command: str = "sbatch") -> str | None:
     """Why sbatch (or srun) refuses `--name=value` (or takes it for other than its writer meant), or
     None. `name` is the option's own name (an old spelling or a prefix already resolved);
-    `command` is sbatch or srun, which read values alike."""
-    if "$" in value:
+    `command` is sbatch or srun, which read values alike; a `$` srun is handed was kept from
+    the shell by quotes, on purpose (`--export='ALL,A=$B'`), so only sbatch's is a mistake."""
+    if "$" in value and command == "sbatch":
         return (
             f"--{name}={value}: sbatch does not expand variables in #SBATCH lines; "
             "write the value, or pass it on the sbatch command line"
