@@ -114,3 +114,23 @@ def test_a_clusters_declared_plugin_options_are_checked(tmp_path: Path) -> None:
         f"{script}:3: --module is not an option of sbatch or of this cluster's plugins "
         "(slurm_env.json plugin_options): sbatch there refuses it\n"
     )
+
+
+def test_a_plugin_option_of_no_known_kind_is_refused_in_one_line(tmp_path: Path) -> None:
+    env = json.loads((Path(__file__).parent.parent / "examples" / "slurm_env.json").read_text())
+    env["plugin_options"] = [{"name": "image", "arg": "maybe"}]
+    env_file = tmp_path / "slurm_env.json"
+    env_file.write_text(json.dumps(env))
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\nsrun hostname\n")
+    done = subprocess.run(
+        [SCRIPTAST, "verify", str(script), "--slurm-env-file", str(env_file)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"error: slurm_env_file {env_file} has the wrong shape: Invalid enum value 'maybe' - "
+        "at `$.plugin_options[0].arg`\n"
+    )

@@ -3,6 +3,8 @@ probe-slurm`) found. Unknown keys are allowed: emit embeds the file's own object
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 NOT_RUN = "trtllm-case-executor did not run Step 2.5 before invoking the script builder"
@@ -42,7 +44,7 @@ class PluginOption(msgspec.Struct, frozen=True):
     argument: `required`, or `no` for a switch."""
 
     name: str
-    arg: str = "required"
+    arg: Literal["required", "no", "optional"] = "required"
 
 
 class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
