@@ -31,9 +31,8 @@ class CliOption(msgspec.Struct, frozen=True):
 
 
 class Ambiguous(msgspec.Struct, frozen=True):
-    """A prefix of two or more options that differ: getopt_long refuses it."""
+    """A prefix of two or more options that differ (their names): getopt_long refuses it."""
 
-    spelled: str
     matches: tuple[str, ...]
 
 
@@ -43,7 +42,6 @@ class Table(msgspec.Struct, frozen=True):
     command: str
     longs: tuple[CliOption, ...]
     shorts: dict[str, CliOption]
-    base_release: str
 
 
 @functools.cache
@@ -80,7 +78,7 @@ def table(command: str, plugins: tuple[PluginOption, ...] | None = None) -> Tabl
         if option.name not in known:
             longs.append(CliOption(option.name, option.name, option.arg, plugin=source))
     shorts = {o.short: o for o in longs if o.short}
-    return Table(command, tuple(longs), shorts, str(data["base_release"]))
+    return Table(command, tuple(longs), shorts)
 
 
 def long_option(options: Table, spelled: str) -> CliOption | Ambiguous | None:
@@ -96,7 +94,7 @@ def long_option(options: Table, spelled: str) -> CliOption | Ambiguous | None:
     first = found[0]
     if all((o.canonical, o.arg) == (first.canonical, first.arg) for o in found):
         return first
-    return Ambiguous(spelled, tuple(o.name for o in found))
+    return Ambiguous(tuple(o.name for o in found))
 
 
 def option_named(command: str, name: str) -> CliOption | None:
