@@ -93,6 +93,11 @@ def probed(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def _verify(script: Path, slurm_env: Path) -> subprocess.CompletedProcess[str]:
+    argv = [SCRIPTAST, "verify", str(script), "--slurm-env-file", str(slurm_env)]
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
 @pytest.mark.parametrize(
     ("line", "taken"), [(line, True) for line in TAKEN] + [(line, False) for line in REFUSED]
 )
@@ -103,12 +108,7 @@ def test_verify_and_sbatch_agree(
     script.write_text(f"#!/bin/bash\n{line}\nhostname\n")
     sbatch = cluster.run("sbatch", "--test-only", str(script))
     assert (sbatch.returncode == 0) == taken, sbatch.stderr
-    verified = subprocess.run(
-        [SCRIPTAST, "verify", str(script), "--slurm-env-file", str(probed)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    verified = _verify(script, probed)
     assert (verified.returncode == 0) == taken, (verified.stderr, sbatch.stderr)
     assert "note:" not in verified.stderr  # the cluster's plugins are known: no maybe
 
@@ -133,10 +133,5 @@ def test_verify_and_srun_agree(
     assert (done.returncode == 0) == taken, done.stderr
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/bash\n#SBATCH --nodes=1\nsrun {options} hostname\n")
-    verified = subprocess.run(
-        [SCRIPTAST, "verify", str(script), "--slurm-env-file", str(probed)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    verified = _verify(script, probed)
     assert (verified.returncode == 0) == taken, (verified.stderr, done.stderr)
