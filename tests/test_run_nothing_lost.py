@@ -189,22 +189,59 @@ def test_a_signal_while_the_final_state_is_read_finishes_the_verdict(
     assert record(work)["verdict"] == "PASSED"
 
 
-def test_ctrl_c_twice_leaves_a_record_watch_judges(runs: RunSite) -> None:
-    """The first Ctrl-C cancels and records the cancel, the second ends run at once: watch
-    then finds the job from run.json and judges it CANCELLED."""
+def _gone(runs: RunSite, job_id: str) -> bool:
+    assert runs.cluster is not None
+    shown = runs.cluster.run("squeue", "-h", "-j", job_id, "-o", "%T").stdout.strip()
+    return shown in ("", "CANCELLED", "COMPLETING")
+
+
+@pytest.mark.parametrize("gap", [0.02, 0.3])
+def test_a_second_ctrl_c_finishes_the_cancel_and_records_it(runs: RunSite, gap: float) -> None:
+    """Two Ctrl-C 20 ms apart (and 300 ms): the second does not abandon the job; run finishes
+    cancelling it, records CANCELLED and exits 12, and the job has left the queue."""
     import signal
     import time
 
-    work = _job(runs, "twice_c", "sleep 120")
+    work = _job(runs, f"twice_c_{int(gap * 1000)}", "sleep 120")
     process = runs.start("run", str(work))
-    wait_for(work, "RUNNING")
+    running = wait_for(work, "RUNNING")
     process.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    time.sleep(gap)
     process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 12, err
+    left = record(work)
+    assert left["verdict"] == "CANCELLED" and "cancel_requested_at" in left
+    assert "interrupt once more to leave at once" in err
+    assert _gone(runs, running["job_id"])
+
+
+def test_a_third_ctrl_c_leaves_and_names_what_may_still_run(runs: RunSite, tmp_path: Path) -> None:
+    """The third Ctrl-C leaves before the cancel is confirmed, and says which job may still be
+    running and how to cancel it; the record it leaves is one watch judges CANCELLED. The
+    cancel is held up by an scancel that waits, so that the third arrives while it runs."""
+    import signal
+    import time
+
+    folder = tmp_path / "slow_scancel"
+    folder.mkdir()
+    scancel = folder / "scancel"
+    scancel.write_text('#!/bin/sh\nsleep 5\nexec /usr/bin/scancel "$@"\n')
+    scancel.chmod(0o755)
+    work = _job(runs, "thrice_c", "sleep 120")
+    process = runs.start("run", str(work), PATH=f"{folder}:{runs.environment()['PATH']}")
+    running = wait_for(work, "RUNNING")
+    for _ in range(3):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 2, err
-    left = record(work)
-    assert left["job_id"] and "cancel_requested_at" in left
+    job_id = running["job_id"]
+    [line] = [each for each in err.splitlines() if each.startswith("error:")]
+    assert "interrupted a third time" in line
+    assert f"job {job_id} of {work}" in line
+    assert f"scriptast cancel {work}" in line and f"scancel {job_id}" in line
+    assert "cancel_requested_at" in record(work)
     watched = runs.run("watch", str(work))
     assert watched.returncode == 12, watched.stderr
     assert record(work)["verdict"] == "CANCELLED"

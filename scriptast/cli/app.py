@@ -277,6 +277,7 @@ def _executing(action: Callable[[], int]) -> None:
     import signal
 
     from scriptast.errors import ScriptastError
+    from scriptast.executor.interrupts import Abandoned
 
     def interrupted(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -286,6 +287,8 @@ def _executing(action: Callable[[], int]) -> None:
     try:
         code = action()
     except ScriptastError as error:
+        fail(str(error), RUN_EXIT)
+    except Abandoned as error:
         fail(str(error), RUN_EXIT)
     except KeyboardInterrupt:
         fail("interrupted: what it had submitted was cancelled, and run.json says so", RUN_EXIT)

@@ -1,6 +1,7 @@
 """Follow submitted jobs to their verdicts: logs streamed from offsets several times a second,
 one `squeue` for every job per poll (fast at first, slower later, at once when a script prints
-its exit line), hang patterns and timeouts acted on, Ctrl-C and SIGTERM turned into a cancel."""
+its exit line), hang patterns and timeouts acted on, Ctrl-C and SIGTERM turned into a cancel
+that a second one does not abandon."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import TextIO
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed import Followed
+from scriptast.executor.interrupts import LEAVING_AT, ONCE_MORE, Abandoned, still_out
 from scriptast.schedulers.backend import QueueRow, SchedulerClient
 
 TICK = 0.2
@@ -56,6 +58,8 @@ class Follower:
         self.progress = progress
         self.clock = clock
         self.stop: int | None = None
+        self.interrupts = 0
+        self._said_once_more = False
         self.concluding = False
         self.cancel_deadline: float | None = None
         self.polls = 0
@@ -65,9 +69,20 @@ class Follower:
     def _on_signal(self, signum: int, frame: object) -> None:
         if self.concluding:
             return  # every job is over: its verdict is finished and recorded first
-        if self.stop is not None:
-            raise KeyboardInterrupt  # a second Ctrl-C: the cancels were already sent
-        self.stop = signum
+        self.interrupts += 1
+        if self.stop is None:
+            self.stop = signum
+        elif self.interrupts >= LEAVING_AT:
+            raise Abandoned(self._left())
+        # a second one changes nothing: the cancels are sent (or about to be) and followed
+
+    def _left(self) -> list[str]:
+        """Each job not known to be over, with the commands that cancel it."""
+        return [
+            still_out(j.job.work_dir, j.record.job_id, j.record.pid)
+            for j in self.jobs
+            if not j.finished
+        ]
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
@@ -100,6 +115,9 @@ class Follower:
                 return
             if self.stop is not None and self.cancel_deadline is None:
                 self._cancel_all(waiting, f"interrupted by {signal.Signals(self.stop).name}")
+            if self.interrupts > 1 and not self._said_once_more:
+                self._said_once_more = True
+                self.status(ONCE_MORE)
             if self.cancel_deadline is not None and now > self.cancel_deadline:
                 return
             for job in waiting:

@@ -18,6 +18,7 @@ from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress
 from scriptast.executor.followed import Followed
+from scriptast.executor.interrupts import cancelling, still_out
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
 from scriptast.executor.journal import SUBMITTING, found_again
 from scriptast.executor.launch.batch import follow_batch
@@ -344,17 +345,22 @@ def _submit_and_follow(
             followed.append(each)
             if each.cancelled:  # a signal arrived while it was submitted: submit no more
                 raise KeyboardInterrupt
+        for each in followed:
+            ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
+            console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
     except KeyboardInterrupt:
-        for each in followed:  # interrupted between two submissions: cancel what went out
-            if not each.cancelled:
-                each.cancelled = True
-                each.cancel()
-                each.record.notes += ("interrupted while submitting: cancelled",)
-            each.conclude(None)
+
+        def left() -> list[str]:
+            return [still_out(f.job.work_dir, f.record.job_id, f.record.pid) for f in followed]
+
+        with cancelling(left):  # a second interrupt does not abandon what went out
+            for each in followed:  # interrupted between two submissions: cancel what went out
+                if not each.cancelled:
+                    each.cancelled = True
+                    each.record.notes += ("interrupted while submitting: cancelled",)
+                    each.cancel()
+                each.conclude(None)
         raise
-    for each in followed:
-        ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
-        console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
     if options.detach:
         return 2 if failed else 0
     records = follow(followed, session, options, console)
