@@ -5,7 +5,8 @@ CPU while it follows a 60 s job. Every job is distinct (its own work_dir, comman
 
     SCRIPTAST_SLURM_CONF=/path/slurm.conf python bench/executor_bench.py
 
-(`tests/slurm/cluster.sh up DIR` prints such a path; bench/run.py prints this section too.)"""
+(`tests/slurm/cluster.sh up DIR` prints such a path; bench/run.py prints this section too;
+`... executor_bench.py long-line` prints only the peak memory of run following a 1 GiB line.)"""
 
 from __future__ import annotations
 
@@ -205,6 +206,30 @@ def run_cpu(
     return usage.ru_utime + usage.ru_stime, wall
 
 
+def long_line_peak(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[str, float]:
+    """run's peak resident memory (MiB) following three distinct jobs: a 1 KiB log, a 1 GiB log
+    of 1 KiB lines, and one 1 GiB line without a newline with custom's failure pattern at its
+    end (found past the kept head only by the scan that goes on through the line)."""
+    jobs = {
+        "1 KiB log": "head -c 1024 /dev/zero | tr '\\0' a; echo",
+        "1 GiB of 1 KiB lines": "head -c 1073741824 /dev/zero | tr '\\0' b | fold -w 1023",
+        "1 GiB line": "head -c 1073741824 /dev/zero | tr '\\0' c; echo ' Traceback'",
+    }
+    peaks: dict[str, float] = {}
+    for n, (name, command) in enumerate(jobs.items()):
+        work = _emit(folder, f"long{n}", command, slurm_env)
+        quiet = subprocess.DEVNULL
+        process = subprocess.Popen([SCRIPTAST, "run", str(work)], env=env, stdout=quiet, stderr=quiet)
+        _, _, usage = os.wait4(process.pid, 0)
+        peaks[name] = usage.ru_maxrss / 1024
+        record = json.loads((work / "run.json").read_text())
+        if name == "1 GiB line":
+            found = [hit["pattern"] for hit in record.get("failure_hits", [])]
+            peaks["pattern found past the head"] = float(found == ["Traceback"])
+        Path(record["out_log"]).unlink()
+    return peaks
+
+
 def remote_run(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[str, float]:
     """A remote_slurm job through a loopback sshd (the tests' own): ssh processes and
     connections one run makes, and the delay from a cluster log line to the terminal."""
@@ -273,13 +298,31 @@ def _control() -> str:
     return control_dir() + "/%C"
 
 
-def section() -> list[tuple[str, str]]:
-    """The `run` rows of bench/run.py (or one row saying why there are none)."""
+def long_line_rows(folder: Path, slurm_env: Path, env: dict[str, str]) -> list[tuple[str, str]]:
+    """The rows of `long_line_peak`."""
+    peaks = long_line_peak(folder, slurm_env, env)
+    found = "yes" if peaks.pop("pattern found past the head") else "NO"
+    return [
+        (f"run: peak RSS following a {name}", f"{peak:.1f} MiB") for name, peak in peaks.items()
+    ] + [("run: failure pattern at the end of the 1 GiB line found", found)]
+
+
+def _environment() -> tuple[dict[str, str], str] | None:
+    """run's environment for the test cluster SCRIPTAST_SLURM_CONF names, and that path."""
     conf = os.environ.get("SCRIPTAST_SLURM_CONF")
     if not conf or not Path(conf).is_file():
-        return [("scriptast run", "not measured: set SCRIPTAST_SLURM_CONF to a test cluster")]
+        return None
     env = {**os.environ, "SLURM_CONF": conf}
     env["PATH"] = f"{Path(SCRIPTAST).parent}:{env['PATH']}"
+    return env, conf
+
+
+def section() -> list[tuple[str, str]]:
+    """The `run` rows of bench/run.py (or one row saying why there are none)."""
+    found = _environment()
+    if found is None:
+        return [("scriptast run", "not measured: set SCRIPTAST_SLURM_CONF to a test cluster")]
+    env = found[0]
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory(prefix="scriptast-run-bench-") as scratch:
         folder = Path(scratch)
@@ -322,6 +365,8 @@ def section() -> list[tuple[str, str]]:
             ("run: own CPU following a 60 s job (target <= 2% of a core)",
              f"{100 * cpu / wall:.2f}% ({cpu:.2f} s CPU in {wall:.1f} s)")
         )  # fmt: skip
+        (folder / "long").mkdir()
+        rows += long_line_rows(folder / "long", slurm_env, env)
         (folder / "remote").mkdir()
         remote = remote_run(folder / "remote", slurm_env, env)
         rows += [
@@ -335,6 +380,21 @@ def section() -> list[tuple[str, str]]:
     return rows
 
 
+def long_line_section() -> list[tuple[str, str]]:
+    """Only the long-line rows (`python bench/executor_bench.py long-line`)."""
+    found = _environment()
+    if found is None:
+        return [("scriptast run", "not measured: set SCRIPTAST_SLURM_CONF to a test cluster")]
+    env = found[0]
+    with tempfile.TemporaryDirectory(prefix="scriptast-run-bench-") as scratch:
+        folder = Path(scratch)
+        slurm_env = folder / "slurm_env.json"
+        probed = subprocess.run([SCRIPTAST, "probe-slurm", "-o", str(slurm_env)], env=env)
+        assert probed.returncode == 0
+        return long_line_rows(folder, slurm_env, env)
+
+
 if __name__ == "__main__":
-    for name, value in section():
+    chosen = long_line_section if sys.argv[1:] == ["long-line"] else section
+    for name, value in chosen():
         print(f"{name:70}  {value}")

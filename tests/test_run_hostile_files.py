@@ -115,7 +115,27 @@ def test_a_line_without_end_costs_no_more_than_its_kept_start() -> None:
     assert peak < 8 * (1 << 20), peak
     scanner.feed(b"tail of the long line\nCustom finished with exit code 0\n")
     assert scanner.exit_code == 0 and scanner.line_number == 2
-    assert scanner.last_lines[0] == "x" * 400
+    assert scanner.last_lines[0] == "x" * 400 + " \u2026 (cut)"
+    assert scanner.cut_lines == [1]
+
+
+@pytest.mark.parametrize("split", [1, 4, 8])
+def test_a_pattern_past_a_long_lines_kept_head_is_found_across_chunks(split: int) -> None:
+    """A failure pattern and a hang line far past the kept head of an endless line, each split
+    by a chunk boundary, are still found: the line is searched as it passes, not kept."""
+    scanner = LogScanner("job.out", [], ["Traceback"])
+    chunk = b"x" * (1 << 20)
+    for _ in range(3):
+        scanner.feed(chunk)
+    text = b" Traceback (most recent call last) Hang detected after 300 seconds."
+    scanner.feed(text[:split])
+    scanner.feed(text[split:] + b"x" * 10)
+    assert len(scanner._partial) <= MOST_KEPT_LINE
+    scanner.feed(b"\nnext line\n")
+    [hit] = scanner.failure_hits
+    assert hit.pattern == "Traceback" and hit.line_number == 1 and hit.line.endswith("(cut)")
+    assert scanner.hang_hit is not None and scanner.hang_hit.line_number == 1
+    assert scanner.line_number == 2 and scanner.last_lines[-1] == "next line"
 
 
 def test_the_prefixed_stream_cuts_a_line_without_end() -> None:

@@ -32,7 +32,7 @@ from scriptast.contract.run_record import (
 )
 from scriptast.contract.transport import Transport
 from scriptast.executor.job_files import LoadedJob, container_name
-from scriptast.executor.judge import HANG_PATTERN, LogScanner, judge
+from scriptast.executor.judge import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
@@ -229,6 +229,11 @@ class Followed:
             sink.flush()
         self._take_outside_cancel()
         for tail in self.tails:
+            for number in tail.scanner.cut_lines:
+                cut = (f"line {number} of {tail.path} is longer than {MOST_KEPT_LINE >> 20} MiB: "
+                       "its head is kept, the patterns were searched in all of it")  # fmt: skip
+                if cut not in self.record.notes:
+                    self.record.notes += (cut,)
             refused = f"log {tail.path} is {tail.refused}"
             if tail.refused is not None and refused not in self.record.notes:
                 self.record.notes += (refused,)

@@ -19,7 +19,13 @@ MOST_HITS = 20
 LAST_LINES = 30
 MOST_LINE = 400
 MOST_KEPT_LINE = 1 << 20
-"""Bytes of one log line that are read; the rest of a longer line is passed over."""
+"""Bytes of one log line that are kept; the rest of a longer line is searched for the patterns
+as it passes, then dropped."""
+CARRY = 4096
+"""Bytes of an overlong line kept from one chunk to the next, so that a pattern (or a hang
+line) up to this long is found even when a chunk boundary splits it."""
+HANG_FOUND = "\0hang"
+"""Marks the hang pattern among the patterns found past an overlong line's head."""
 SLURM_END_LINE = re.compile(
     r"\*\*\* (JOB|STEP) (\d+)(?:\.\S+)? ON \S+ CANCELLED AT \S+(?: DUE TO [^*]+)? \*\*\*"
 )
@@ -57,21 +63,32 @@ class LogScanner:
         self.line_number = 0
         self._partial = b""
         self._overlong = False
+        self._carry = b""
+        self._cut_found: set[str] | None = None
+        """The patterns found past the kept head of the line being read (None: not cut)."""
+        self._encoded = [(p, p.encode()) for p in {*self.success, *self.failure}]
+        self.cut_lines: list[int] = []
+        """Lines longer than MOST_KEPT_LINE, of which only the head was kept."""
 
     def feed(self, data: bytes) -> None:
         """Take the next bytes of the log; complete lines are read now (the figure reader
-        gets them as one block). Of a line longer than MOST_KEPT_LINE only its start is kept:
-        a line that never ends costs no more memory than that."""
+        gets them as one block). Of a line longer than MOST_KEPT_LINE only its head is kept;
+        the rest is searched for the patterns as it passes (across chunk boundaries) and
+        dropped: a line that never ends costs no more memory than its head."""
         if self._overlong:
             cut = data.find(b"\n")
+            self._scan_cut(data if cut < 0 else data[:cut])
             if cut < 0:
                 return
-            data, self._overlong = data[cut:], False  # its newline ends the kept start
+            data, self._overlong = data[cut:], False  # its newline ends the kept head
         data = self._partial + data
         cut = data.rfind(b"\n")
         if cut < 0:
             if len(data) > MOST_KEPT_LINE:
-                data, self._overlong = data[:MOST_KEPT_LINE], True
+                head = data[:MOST_KEPT_LINE]
+                self._overlong, self._carry, self._cut_found = True, head[-CARRY:], set()
+                self._scan_cut(data[MOST_KEPT_LINE:])
+                data = head
             self._partial = data
             return
         block, self._partial = data[:cut], data[cut + 1 :]
@@ -80,6 +97,21 @@ class LogScanner:
             self._line(line.decode("utf-8", "replace").rstrip("\r"))
         if self.reader is not None:
             self.reader.block(block, self.log, first)
+
+    def _scan_cut(self, data: bytes) -> None:
+        """Search the part of an overlong line past its kept head for the patterns, with the
+        last bytes before it, so that a pattern split across two chunks is found."""
+        if not data:
+            return
+        found = self._cut_found
+        assert found is not None
+        window = self._carry + data
+        for pattern, encoded in self._encoded:
+            if encoded in window:
+                found.add(pattern)
+        if self.hang is not None and self.hang.search(window.decode("utf-8", "replace")):
+            found.add(HANG_FOUND)
+        self._carry = window[-CARRY:]
 
     def close(self) -> None:
         """The log is complete: read its last line even without a newline."""
@@ -91,18 +123,24 @@ class LogScanner:
 
     def _line(self, line: str) -> None:
         self.line_number += 1
+        cut, self._cut_found = self._cut_found, None
         shown = escaped(line[:MOST_LINE])
+        if cut is not None:
+            shown += " \u2026 (cut)"
+            if len(self.cut_lines) < MOST_HITS:
+                self.cut_lines.append(self.line_number)
         self.last_lines.append(shown)
         for pattern in self.success:
-            if pattern in line and len(self.success_hits) < MOST_HITS:
+            if (pattern in line or pattern in (cut or ())) and len(self.success_hits) < MOST_HITS:
                 self.success_hits.append(self._hit(pattern, shown))
         for pattern in self.failure:
-            if pattern in line and len(self.failure_hits) < MOST_HITS:
+            if (pattern in line or pattern in (cut or ())) and len(self.failure_hits) < MOST_HITS:
                 self.failure_hits.append(self._hit(pattern, shown))
-        if self.hang_hit is None and self.hang is not None and self.hang.search(line):
-            self.hang_hit = self._hit(self.hang.pattern, shown)
+        hang = self.hang
+        if self.hang_hit is None and hang and (hang.search(line) or HANG_FOUND in (cut or ())):
+            self.hang_hit = self._hit(hang.pattern, shown)
         matched = EXIT_LINE.match(line)
-        if matched:
+        if matched and cut is None:
             self.exit_code = int(matched.group(1))
         if "***" in line:
             ended = SLURM_END_LINE.search(line)
