@@ -219,7 +219,8 @@ def long_line_peak(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[s
     for n, (name, command) in enumerate(jobs.items()):
         work = _emit(folder, f"long{n}", command, slurm_env)
         quiet = subprocess.DEVNULL
-        process = subprocess.Popen([SCRIPTAST, "run", str(work)], env=env, stdout=quiet, stderr=quiet)
+        argv = [SCRIPTAST, "run", str(work)]
+        process = subprocess.Popen(argv, env=env, stdout=quiet, stderr=quiet)
         _, _, usage = os.wait4(process.pid, 0)
         peaks[name] = usage.ru_maxrss / 1024
         record = json.loads((work / "run.json").read_text())
