@@ -409,14 +409,37 @@ def test_readme_run_tour_runs_as_written_and_leaves_nothing_in_the_checkout(
     assert _listing(checkout) == before
 
 
-def test_with_accounting_on_the_end_comes_from_sacct(
-    site: Site, accounting_cluster: Cluster, tmp_path: Path
-) -> None:
+def _accounted(site: Site, accounting_cluster: Cluster, tmp_path: Path) -> RunSite:
     slurm_env_for(accounting_cluster, site)
     shims = Shims(tmp_path / "shims")
     (shims.bin / "srun").unlink()
     (shims.bin / "docker").unlink()
-    runs = RunSite(site=site, cluster=accounting_cluster, shims=shims)
+    return RunSite(site=site, cluster=accounting_cluster, shims=shims)
+
+
+def test_a_timeout_read_from_sacct_is_recorded_as_from_scontrol(
+    site: Site, accounting_cluster: Cluster, tmp_path: Path
+) -> None:
+    """One event, one record: a job Slurm ends at its time limit is recorded with exit code 0
+    and signal 15 (SIGTERM) whichever source gave the final state; sacct's allocation line says
+    0:0, its batch step the 0:15 that scontrol shows."""
+    runs = _accounted(site, accounting_cluster, tmp_path)
+    work = runs.emit("acct_limit", workflow_type="custom", custom_cmd="sleep 600",
+                     time_limit="00:01:00", persistent_mode=False)  # fmt: skip
+    done = runs.run("run", str(work))
+    assert done.returncode == 15, done.stderr
+    found = record(work)
+    assert found["verdict"] == "TIMEOUT"
+    if "TimeLimit" in found["final_state_source"]:  # judged while Slurm winds the job down
+        pytest.skip("judged from squeue's reason before the end was accounted; nothing to compare")
+    assert found["final_state_source"] == "sacct"
+    assert (found["exit_code"], found.get("exit_signal")) in ((0, 15), (143, None)), found
+
+
+def test_with_accounting_on_the_end_comes_from_sacct(
+    site: Site, accounting_cluster: Cluster, tmp_path: Path
+) -> None:
+    runs = _accounted(site, accounting_cluster, tmp_path)
     failing = runs.emit("acct_fail", workflow_type="bench", bench_cmd=BENCH, persistent_mode=False)
     done = runs.run("run", str(failing), SHIM_EXIT_TRTLLM_BENCH="3")
     assert done.returncode == 10, done.stderr

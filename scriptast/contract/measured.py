@@ -95,8 +95,9 @@ class FailedTest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class PytestResults(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A pytest run's JUnit XML: the counts, the total duration, and each failed or errored
-    test (the first MOST_FAILED of them)."""
+    """A pytest run's JUnit XML: the counts (of its test cases), the total duration, each failed
+    or errored test (the first MOST_FAILED of them), and `notes` where the file's own counts
+    disagreed with its test cases."""
 
     source: str
     tests: int
@@ -105,6 +106,7 @@ class PytestResults(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     skipped: int
     seconds: float = 0.0
     failed: tuple[FailedTest, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> int:

@@ -255,6 +255,8 @@ class Followed:
         if measured is not None:
             record.figures = tuple(measured.figures)
             record.tests = measured.tests
+            said = measured.tests.notes if measured.tests is not None else ()
+            record.notes += tuple(n for n in (*measured.notes, *said) if n not in record.notes)
             record.missing = tuple(measured.missing)
             record.unread = tuple(measured.unread)
         record.state = state or record.state

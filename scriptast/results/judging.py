@@ -27,13 +27,15 @@ SPECIAL_FIGURES = {"cnn_dailymail": "cnn_dailymail rouge1", "voxpopuli": "voxpop
 
 
 class Measured(msgspec.Struct, kw_only=True):
-    """The figures (checked), a pytest run's tests, the figures expected and not printed, and
-    the result files not read with why."""
+    """The figures (checked), a pytest run's tests, the figures expected and not printed, the
+    result files not read with why, and notes on how they were read."""
 
     figures: list[Figure]
     tests: PytestResults | None = None
     missing: list[str] = []
     unread: list[str] = []
+    notes: list[str] = []
+    """What the record should say of how the figures were read (a value replaced, ...)."""
 
     @property
     def regressed(self) -> list[Figure]:

@@ -1,12 +1,19 @@
-"""A pytest run's JUnit XML (`--junitxml`) as counts and failed tests: the test suites' tests,
-failures, errors, skipped and time, and each failed or errored test with its message's first
-line. A document with a DTD is refused (no entity in it is expanded)."""
+"""A pytest run's JUnit XML (`--junitxml`) as counts and failed tests, counted from its
+`<testcase>` elements (failure, error, skipped), never from the `<testsuite>` attributes, which
+are only compared with them (a disagreement is noted); each failed or errored test with its
+message's first line. A document with a DTD, in any encoding, is refused: no entity in it is
+expanded (defusedxml's parser)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
+import defusedxml.ElementTree as SafeTree
+from defusedxml import DefusedXmlException
+
 from scriptast.contract.measured import MOST_FAILED, FailedTest, PytestResults
+
+COUNTS = ("tests", "failures", "errors", "skipped")
 
 
 class JunitError(ValueError):
@@ -15,48 +22,76 @@ class JunitError(ValueError):
 
 def read_junit(data: bytes, source: str) -> PytestResults:
     """The counts and failed tests of a JUnit XML report; JunitError saying why otherwise."""
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise JunitError("it declares a DTD or entities, which a JUnit report has no use for")
     try:
-        root = ElementTree.fromstring(data)
+        root = SafeTree.fromstring(data, forbid_dtd=True)
+    except DefusedXmlException:
+        raise JunitError(
+            "it declares a DTD or entities, which a JUnit report has no use for"
+        ) from None
     except ElementTree.ParseError as error:
         raise JunitError(f"not XML ({error})") from None
+    except ValueError as error:  # expat's: an encoding it cannot read (UTF-32, say)
+        raise JunitError(f"not XML this reader can take ({error})") from None
     if root.tag == "testsuite":
         suites = [root]
     elif root.tag == "testsuites":
         suites = list(root.iter("testsuite"))
     else:
         raise JunitError(f"its root is <{root.tag}>, not <testsuites> or <testsuite>")
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    counted = dict.fromkeys(COUNTS, 0)
+    claimed: dict[str, list[str]] = {key: [] for key in COUNTS}
     seconds = 0.0
     failed: list[FailedTest] = []
     for suite in suites:
-        for key in counts:
-            counts[key] += _count(suite, key)
+        for key in COUNTS:
+            claimed[key].append(suite.get(key, "0"))
+        for case in suite.findall("testcase"):
+            counted["tests"] += 1
+            outcome = _outcome(case)
+            if outcome is not None:
+                counted[outcome] += 1
         seconds += _seconds(suite.get("time"))
         failed += _failed(suite)
+    notes: tuple[str, ...] = ()
+    if any(_total(claimed[key]) != counted[key] for key in COUNTS):
+        said = ", ".join(f"{key} {'+'.join(claimed[key]) or 0}" for key in COUNTS)
+        found = ", ".join(f"{key} {counted[key]}" for key in COUNTS)
+        notes = (f"{source}: its <testsuite> attributes say {said}; its <testcase> elements "
+                 f"hold {found}, which are counted",)  # fmt: skip
     kept = tuple(failed[:MOST_FAILED])
-    return PytestResults(source=source, seconds=round(seconds, 3), failed=kept, **counts)
+    return PytestResults(
+        source=source, seconds=round(seconds, 3), failed=kept, notes=notes, **counted
+    )
 
 
-def _count(suite: ElementTree.Element, key: str) -> int:
-    value = suite.get(key, "0")
+def _outcome(case: ElementTree.Element) -> str | None:
+    """Which count a test case adds to besides `tests`, as pytest writes them."""
+    for tag, key in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        if case.find(tag) is not None:
+            return key
+    return None
+
+
+def _total(values: list[str]) -> int | None:
+    """The `<testsuite>` attributes' counts added up (None when one is no count), compared
+    only."""
     try:
-        return int(value)
+        return sum(int(value) for value in values)
     except ValueError:
-        raise JunitError(f"<testsuite {key}={value!r}> is not a count") from None
+        return None
 
 
 def _seconds(value: str | None) -> float:
     try:
-        return float(value) if value else 0.0
+        seconds = float(value) if value else 0.0
     except ValueError:
         return 0.0
+    return seconds if 0 <= seconds < 1e9 else 0.0
 
 
 def _failed(suite: ElementTree.Element) -> list[FailedTest]:
     found = []
-    for case in suite.iter("testcase"):
+    for case in suite.findall("testcase"):
         for outcome, tag in (("failed", "failure"), ("error", "error")):
             element = case.find(tag)
             if element is None:

@@ -7,7 +7,8 @@ logger's prefix, and pytest's summary line with the JUnit XML --junitxml writes.
 Driven by the environment: SHIM_BENCH_TPS (the output throughput), SHIM_EVAL_ACCURACY (each
 task's score; unset: no score line), SHIM_PYTEST_RESULTS (`passed=8,failed=2,skipped=0`, or `from-test-list`: a CI stage's run,
 tests/shims/ci_pytest.py),
-SHIM_PYTEST_BROKEN_JUNIT (what pytest writes instead of its JUnit XML), SHIM_SERVING_TPS (a
+SHIM_PYTEST_BROKEN_JUNIT (what pytest writes instead of its JUnit XML), SHIM_PYTEST_JUNIT_FILE (a
+file whose bytes it writes instead), SHIM_SERVING_TPS (a
 perf-sanity client's output throughput, tests/integration/defs/perf/
 test_perf_sanity.py's trtllm-benchmark logs)."""
 
@@ -115,7 +116,11 @@ def run_pytest(argv: list[str]) -> int:
     total = len(cases)
     junit = flag(argv, "--junitxml") or flag(argv, "--junit-xml")
     broken = os.environ.get("SHIM_PYTEST_BROKEN_JUNIT")
-    if junit and broken:
+    given = os.environ.get("SHIM_PYTEST_JUNIT_FILE")
+    if junit and given:
+        with open(given, "rb") as source, open(junit, "wb") as stream:
+            stream.write(source.read())
+    elif junit and broken:
         with open(junit, "w", encoding="utf-8") as stream:
             stream.write(broken)
     elif junit:
