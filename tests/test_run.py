@@ -418,11 +418,14 @@ def _accounted(site: Site, accounting_cluster: Cluster, tmp_path: Path) -> RunSi
 
 
 def test_a_timeout_read_from_sacct_is_recorded_as_from_scontrol(
-    site: Site, accounting_cluster: Cluster, tmp_path: Path
+    site: Site, accounting_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One event, one record: a job Slurm ends at its time limit is recorded with exit code 0
-    and signal 15 (SIGTERM) whichever source gave the final state; sacct's allocation line says
-    0:0, its batch step the 0:15 that scontrol shows."""
+    """One event, one record: a job Slurm ends at its time limit has the exit code and signal
+    from sacct that scontrol's ExitCode gives (sacct's allocation line says 0:0, its batch step
+    0:15), and run.json records them when its final state came from sacct."""
+    from scriptast.schedulers.slurm.client import SlurmClient, parse_code_signal
+    from scriptast.transports.local import LocalTransport
+
     runs = _accounted(site, accounting_cluster, tmp_path)
     work = runs.emit("acct_limit", workflow_type="custom", custom_cmd="sleep 600",
                      time_limit="00:01:00", persistent_mode=False)  # fmt: skip
@@ -430,10 +433,21 @@ def test_a_timeout_read_from_sacct_is_recorded_as_from_scontrol(
     assert done.returncode == 15, done.stderr
     found = record(work)
     assert found["verdict"] == "TIMEOUT"
-    if "TimeLimit" in found["final_state_source"]:  # judged while Slurm winds the job down
-        pytest.skip("judged from squeue's reason before the end was accounted; nothing to compare")
-    assert found["final_state_source"] == "sacct"
-    assert (found["exit_code"], found.get("exit_signal")) in ((0, 15), (143, None)), found
+    job_id = found["job_id"]
+    monkeypatch.setenv("SLURM_CONF", str(accounting_cluster.conf))
+    client = SlurmClient(LocalTransport())
+    deadline = time.monotonic() + 60
+    while (final := client.finals([job_id]).get(job_id)) is None or final.source != "sacct":
+        assert time.monotonic() < deadline, "sacct never recorded the job's end"
+        time.sleep(1)
+    shown = accounting_cluster.run("scontrol", "show", "job", "-o", job_id).stdout
+    exit_code = next(w for w in shown.split() if w.startswith("ExitCode="))
+    assert final.state == "TIMEOUT"
+    assert (final.exit_code, final.signal) == parse_code_signal(exit_code.split("=", 1)[1])
+    if found["final_state_source"] == "sacct":
+        assert (found["exit_code"], found.get("exit_signal")) == (final.exit_code, final.signal)
+    else:  # judged from squeue's TimeLimit reason before the end was accounted
+        assert "TimeLimit" in found["final_state_source"]
 
 
 def test_with_accounting_on_the_end_comes_from_sacct(

@@ -145,18 +145,32 @@ class SlurmClient:
 
     def _sacct(self, job_ids: list[str]) -> dict[str, tuple[str, list[str]]] | None:
         """sacct's allocation line for each job it knows: (state, its fields); None when
-        accounting is not kept here or sacct failed."""
+        accounting is not kept here or sacct failed. The allocation line of a job Slurm ended
+        by a signal (at its time limit, say) says `0:0`, its batch step the `0:15` that
+        scontrol shows: that signal is taken into the allocation's ExitCode, so that one event
+        is recorded the same from either source."""
         done = self.run(
-            ["sacct", "--noheader", "--parsable2", "--allocations", "--jobs", ",".join(job_ids),
+            ["sacct", "--noheader", "--parsable2", "--jobs", ",".join(job_ids),
              "--format", SACCT_FIELDS]
         )  # fmt: skip
         if done.code != 0 or _NO_ACCOUNTING in (done.err + done.out).lower():
             return None
-        found = {}
+        found: dict[str, tuple[str, list[str]]] = {}
+        batch_exit: dict[str, str] = {}
         for line in done.out.splitlines():
             parts = line.strip().split("|")
-            if len(parts) >= 3 and parts[0] in job_ids and parts[1]:
+            if len(parts) < 3:
+                continue
+            if parts[0] in job_ids and parts[1]:
                 found[parts[0]] = (parts[1].split()[0], parts)
+            job, _, step = parts[0].partition(".")
+            if step == "batch" and job in job_ids:
+                batch_exit[job] = parts[2]
+        for job, (state, parts) in found.items():
+            code, signal = parse_code_signal(parts[2])
+            batch_signal = parse_code_signal(batch_exit.get(job, ""))[1]
+            if signal is None and batch_signal is not None and code is not None:
+                parts[2] = f"{code}:{batch_signal}"
         return found
 
     def finals(self, job_ids: Sequence[str]) -> dict[str, Final]:
