@@ -166,7 +166,7 @@ class SlurmClient:
             job, _, step = parts[0].partition(".")
             if step == "batch" and job in job_ids:
                 batch_exit[job] = parts[2]
-        for job, (state, parts) in found.items():
+        for job, (_, parts) in found.items():
             code, signal = parse_code_signal(parts[2])
             batch_signal = parse_code_signal(batch_exit.get(job, ""))[1]
             if signal is None and batch_signal is not None and code is not None:
