@@ -7,13 +7,15 @@ hostile output, the judging is scriptast's own."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scriptast.results.junit import JunitError, read_junit
-from tests.run_site import RunSite, record
+from tests.run_site import BENCH, RunSite, record
 
 PYTEST = "pytest -v test_unmarked.py::test_plain"
+EVAL = "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 1 gsm8k"
 NO_FAILURES_ATTRIBUTE = (
     '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2" '
     'errors="0" skipped="0"><testcase classname="a" name="t_ok"/><testcase classname="a" '
@@ -78,3 +80,135 @@ def test_a_utf16_junit_with_entities_is_refused_and_never_passed(
     assert found["verdict"] == "INCONCLUSIVE"
     assert "DTD or entities" in found["unread"][0]
     assert (work / "run.json").stat().st_size < 64 << 10
+
+
+def _references(tmp_path: Path, value: float) -> Path:
+    path = tmp_path / "references.toml"
+    path.write_text(
+        '["meta-llama/Llama-3.1-8B-Instruct".batch]\n'
+        f'output_throughput = [{value}, -0.10, 0.50, "tokens/s"]\n'
+    )
+    return path
+
+
+def _figure(found: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(f for f in found["figures"] if f["name"] == name)
+
+
+@pytest.mark.slurm
+def test_a_number_with_thousands_grouped_is_read_whole(runs: RunSite, tmp_path: Path) -> None:
+    """trtllm-bench's overview printed as `5,530.7382`: read as 5530.7382, not 5, so a run
+    within its reference is no false REGRESSED."""
+    work = runs.emit("grouped", workflow_type="bench", bench_cmd=f"{BENCH} --tp 1",
+                     persistent_mode=False, reference=str(_references(tmp_path, 5500.0)))  # fmt: skip
+    done = runs.run("run", str(work), SHIM_BENCH_TPS="5530.7382", SHIM_BENCH_GROUPED="1")
+    assert "Total Output Throughput (tokens/sec):             5,530.7382" in done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "PASSED"
+    assert _figure(found, "output_throughput")["value"] == 5530.7382
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("text", ["1.2.3", "nan", "1e999"])
+def test_a_client_value_that_is_no_number_is_named_never_a_figure(
+    runs: RunSite, text: str
+) -> None:
+    """A perf-sanity client's log whose throughput reads `1.2.3` (or nan, or 1e999): no
+    traceback, no figure; the record names the line and the verdict is INCONCLUSIVE."""
+    from tests.cases import PERF_CONFIG
+
+    work = runs.emit(f"perf_{text.replace('.', '_')}", workflow_type="perf_sanity",
+                     perf_config_yaml=f"@repo/{PERF_CONFIG}",
+                     perf_test_name="llama_8b_tp4")  # fmt: skip
+    done = runs.run("run", str(work), SHIM_SERVING_TPS="2048",
+                    SHIM_SERVING_SAYS=f"Output token throughput (tok/s):={text}")  # fmt: skip
+    assert done.returncode == 11, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    found = record(work)
+    assert found["verdict"] == "INCONCLUSIVE"
+    client = "aggr-llama_8b_aggr-llama_8b_tp4 0.0"
+    assert f"{client} token_throughput" not in [f["name"] for f in found["figures"]]
+    [said] = [u for u in found["unread"] if "token_throughput reads" in u]
+    assert said.endswith(f"reads {text!r}, which is not a finite number: not a figure")
+    assert f"{client} token_throughput reads {text!r}" in done.stdout
+
+
+@pytest.mark.slurm
+def test_a_report_json_with_nan_and_infinity_leaves_a_readable_record(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """json.dump writes NaN and Infinity; they are no figures, run.json stays readable by
+    watch, results import and a new run, and the run is stored."""
+    command = f"{BENCH} --tp 1 --report_json report.json"
+    work = runs.emit("nan_report", workflow_type="bench", bench_cmd=command, persistent_mode=False)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    keys = "avg_request_latency_ms,output_throughput_per_user_tok_s"
+    done = runs.run("run", str(work), "--results", store, SHIM_BENCH_TPS="1234.5",
+                    SHIM_BENCH_REPORT_NAN=keys)  # fmt: skip
+    assert "NaN" in (runs.site.repo / "report.json").read_text()
+    assert done.returncode == 11, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "INCONCLUSIVE"
+    unread = " ".join(found["unread"])
+    assert "performance.avg_request_latency_ms reads 'nan'" in unread
+    assert "performance.output_throughput_per_user_tok_s reads 'inf'" in unread
+    assert "null" not in (work / "run.json").read_text()
+    watched = runs.run("watch", str(work))
+    assert watched.returncode == 11, watched.stderr
+    imported = runs.run("results", "import", str(work), "--results", store)
+    assert imported.returncode == 0, imported.stderr
+    listed = runs.run("results", "list", "--results", store)
+    assert listed.returncode == 0 and "INCONCLUSIVE" in listed.stdout, listed.stderr
+    again = runs.run("run", str(work), "--results", store, SHIM_BENCH_TPS="1234.5")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.slurm
+def test_a_score_printed_twice_is_judged_on_the_worse(runs: RunSite) -> None:
+    """`gsm8k ... 41.00` and then `... 80.00`: REGRESSED on 41.00, both values in the record
+    with their lines."""
+    work = runs.emit("twice", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    first = "[12/04/2026-09:00:00] [TRT-LLM] [I] lm-eval gsm8k average accuracy: 41.00"
+    done = runs.run("run", str(work), SHIM_EVAL_MODE="upstream", SHIM_EVAL_ACCURACY="80.00",
+                    SHIM_PRINT_FIRST=first)  # fmt: skip
+    assert done.returncode == 17, done.stdout + done.stderr
+    found = record(work)
+    assert found["verdict"] == "REGRESSED"
+    score = _figure(found, "gsm8k accuracy")
+    assert score["value"] == 41.0
+    assert [p["value"] for p in score["printed"]] == [41.0, 80.0]
+    lines = [p["source"]["line"] for p in score["printed"]]
+    assert lines[0] < lines[1] and score["source"]["line"] == lines[0]
+    assert "printed 2 times" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("5,530.7382", 5530.7382), ("512.3", 512.3), ("-1", -1.0), ("1.5e3", 1500.0),
+     ("1,234", 1234.0), (".5", 0.5), ("1.2.3", None), ("nan", None), ("NaN", None),
+     ("inf", None), ("-Infinity", None), ("1e999", None), ("12,34", None), ("1,2345.0", None),
+     ("0x10", None), ("", None), ("5.0abc", None)],
+)  # fmt: skip
+def test_a_number_is_read_as_the_tool_prints_it(text: str, value: float | None) -> None:
+    from scriptast.results.numbers import read_number
+
+    assert read_number(text) == value
+
+
+def test_a_figure_printed_again_keeps_each_value_and_is_judged_on_its_worse() -> None:
+    from scriptast.contract.measured import Source
+    from scriptast.results.figure_book import FigureBook
+
+    worst, last = FigureBook("worst"), FigureBook("last")
+    for book in (worst, last):
+        for line, text in enumerate(["80.0", "41.0", "90.0"], 1):
+            book.add("gsm8k accuracy", text, "%", Source(file="log", line=line))
+        book.add("gsm8k accuracy", "1.2.3", "%", Source(file="log", line=4))
+    [judged] = worst.figures()
+    assert judged.value == 41.0 and judged.source.line == 2
+    assert [(p.value, p.source.line) for p in judged.printed] == [(80.0, 1), (41.0, 2), (90.0, 3)]
+    assert last.figures()[0].value == 90.0
+    assert worst.unreadable == [
+        "log:4: gsm8k accuracy reads '1.2.3', which is not a finite number: not a figure"
+    ]

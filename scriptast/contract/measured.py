@@ -67,11 +67,23 @@ class Check(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     ok: bool
 
 
+class Printed(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One value a figure was printed with, and where."""
+
+    value: float
+    source: Source
+
+
+MOST_PRINTED = 20
+"""Values of one figure kept in `printed` (the one judged always among them)."""
+
+
 class Figure(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One number the job measured: its name, value, unit and source; `higher_is_better` says
     which way it regresses (None: neither); `samples` how many samples an accuracy was measured
     on, when the tool says; `check` its reference check, or `unchecked` why no reference
-    applied; `headline` marks the figure a table of jobs shows."""
+    applied; `headline` marks the figure a table of jobs shows; `printed` its values when it
+    was printed more than once."""
 
     name: str
     value: float
@@ -82,6 +94,10 @@ class Figure(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     check: Check | None = None
     unchecked: str | None = None
     headline: bool = False
+    printed: tuple[Printed, ...] = ()
+    """Every value the figure was printed with, in order, when it was printed more than once
+    (the first MOST_PRINTED, and the one judged): `value` is then the worse of them, or for a
+    bench report printed again the last."""
 
 
 class FailedTest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

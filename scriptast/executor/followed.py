@@ -311,17 +311,20 @@ class Followed:
         if spec.measures is None:
             return None
         logged: dict[str, Figure] = {}
+        unreadable: list[str] = []
         for tail in self.tails:
             if tail.scanner.reader is not None:
                 for figure in tail.scanner.reader.figures():
                     logged.setdefault(figure.name, figure)
+                unreadable += tail.scanner.reader.unreadable()
         partition = spec.slurm_params.partition if spec.slurm_params is not None else None
         where = Where(
             model=spec.measures.model, partition=partition, gpu_type=spec.measures.gpu_type
         )
         measured = measure(spec.measures, list(logged.values()), self.read_result,
                            list_files=self.list_results, repo_root=spec.repo_root, where=where,
-                           references=self.job.references)  # fmt: skip
+                           references=self.job.references,
+                           unreadable=tuple(unreadable))  # fmt: skip
         if self.job.history is not None:
             from scriptast.results.store.history import with_history
             from scriptast.results.store.rows import comparable

@@ -84,6 +84,12 @@ def figure_text(figure: Figure) -> str:
     `gsm8k accuracy 74.52 (threshold 71.00, reference 74.20, margin +3.52): ok`."""
     unit = "" if figure.unit in ("", "%") else f" {figure.unit}"
     shown = f"{figure.name} {_number(figure.value)}{unit}"
+    if figure.printed:
+        values = ", ".join(
+            f"{_number(p.value)} at line {p.source.line}" if p.source.line else _number(p.value)
+            for p in figure.printed
+        )
+        shown += f" [printed {len(figure.printed)} times: {values}]"
     check = figure.check
     if check is None:
         return f"{shown} (no reference: {figure.unchecked or 'none applies'})"

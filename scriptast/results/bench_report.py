@@ -5,10 +5,13 @@ figures from the `--report_json` file (`get_statistics_dict`'s keys) once the jo
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from scriptast.contract.measured import Figure, Source
+from scriptast.results.figure_book import FigureBook
 from scriptast.results.keyword_lines import KeywordLines
+from scriptast.results.numbers import VALUE, not_a_number
 
 Meaning = tuple[str, str, bool]
 """A figure's name, unit, and whether higher is better."""
@@ -39,9 +42,8 @@ BREAKDOWNS: dict[str, Meaning] = {
 """The per-request breakdown lines, `[TPOT] P99    : 12.3456`: name prefix, unit, direction."""
 HEADLINE = "output_throughput"
 
-_NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-_OVERVIEW = re.compile("(" + "|".join(re.escape(label) for label in OVERVIEW) + r"):\s+" + _NUMBER)
-_BREAKDOWN = re.compile(r"\[(" + "|".join(BREAKDOWNS) + r")\]\s+([A-Z0-9]+)\s*:\s+" + _NUMBER)
+_OVERVIEW = re.compile("(" + "|".join(re.escape(label) for label in OVERVIEW) + r"):\s+" + VALUE)
+_BREAKDOWN = re.compile(r"\[(" + "|".join(BREAKDOWNS) + r")\]\s+([A-Z0-9]+)\s*:\s+" + VALUE)
 
 REPORT_KEYS: dict[tuple[str, str], str] = {
     ("performance", "request_throughput_req_s"): "request_throughput",
@@ -61,7 +63,7 @@ _BY_NAME = {meaning[0]: meaning for meaning in OVERVIEW.values()}
 
 class BenchLines(KeywordLines):
     """Reads the PERFORMANCE OVERVIEW lines of a log as they come; a line printed again (a
-    second report) replaces the first."""
+    second report) replaces the first, and the figure lists both values."""
 
     def __init__(self) -> None:
         # every overview label ends in "):", and a block without ")" (one memchr) holds none;
@@ -69,7 +71,7 @@ class BenchLines(KeywordLines):
         # for once an overview line was read
         keywords = (b"):", b"[TPOT]", b"[TTFT]", b"[GTPS]", b"[Latency]")
         super().__init__(keywords, watch=(b")",))
-        self.found: dict[str, Figure] = {}
+        self.book = FigureBook("last")
 
     def line(self, text: str, source: str, number: int) -> None:
         """Take one line of the log."""
@@ -88,39 +90,43 @@ class BenchLines(KeywordLines):
 
     def _keep(self, name: str, unit: str, higher: bool, value: str, file: str, line: int) -> None:
         self.watch = self.keywords
-        self.found[name] = Figure(
-            name=name,
-            value=float(value),
-            unit=unit,
-            source=Source(file=file, line=line),
-            higher_is_better=higher,
-        )
+        self.book.add(name, value, unit, Source(file=file, line=line), higher=higher)
 
     def figures(self) -> list[Figure]:
         """The figures read, in the order they were first printed."""
-        return list(self.found.values())
+        return self.book.figures()
+
+    def unreadable(self) -> list[str]:
+        """The values printed that are no number."""
+        return self.book.unreadable
 
 
-def report_figures(data: bytes, source: str) -> list[Figure]:
-    """The overview figures of a `--report_json` file; ValueError when it is not that JSON."""
+def report_figures(data: bytes, source: str) -> tuple[list[Figure], list[str]]:
+    """The overview figures of a `--report_json` file, and the values it holds that are no
+    finite number (Python's json.dump writes NaN and Infinity); ValueError when it is not that
+    JSON."""
     try:
         report = json.loads(data)
     except (ValueError, RecursionError) as error:
         raise ValueError(f"not JSON ({error})") from None
     if not isinstance(report, dict) or not isinstance(report.get("performance"), dict):
         raise ValueError("no `performance` section (is it trtllm-bench's --report_json?)")
-    found = []
+    found, unreadable = [], []
     for (section, key), name in REPORT_KEYS.items():
         value = (report.get(section) or {}).get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            _, unit, higher = _BY_NAME[name]
-            found.append(
-                Figure(
-                    name=name,
-                    value=float(value),
-                    unit=unit,
-                    source=Source(file=source),
-                    higher_is_better=higher,
-                )
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        if not math.isfinite(value):
+            unreadable.append(not_a_number(f"{section}.{key}", str(value), source, None))
+            continue
+        _, unit, higher = _BY_NAME[name]
+        found.append(
+            Figure(
+                name=name,
+                value=float(value),
+                unit=unit,
+                source=Source(file=source),
+                higher_is_better=higher,
             )
-    return found
+        )
+    return found, unreadable

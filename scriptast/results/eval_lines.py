@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 
 from scriptast.contract.measured import Figure, Source
+from scriptast.results.figure_book import FigureBook
 from scriptast.results.keyword_lines import KeywordLines
+from scriptast.results.numbers import VALUE
 
-_N = r"(-?\d+(?:\.\d+)?)"
+_N = VALUE
 LM_EVAL_TASKS = {
     "gpqa_diamond_cot_zeroshot_aa": "gpqa_diamond",
     "gpqa_main_cot_zeroshot_aa": "gpqa_main",
@@ -69,7 +71,7 @@ class EvalLines(KeywordLines):
         watch = tuple(dict.fromkeys(k for t in tasks for k in _keywords(t))) or ANY_TASK
         keywords = (*watch, *NEMO_SCORES) if b"NeMo-Skills" in watch else watch
         super().__init__(keywords, watch)
-        self.found: dict[str, Figure] = {}
+        self.book = FigureBook("worst")
         self._beam: int | None = None
         self._nemo: str | None = None
 
@@ -135,16 +137,13 @@ class EvalLines(KeywordLines):
 
     def _keep(self, task: str, metric: str, value: str, where: Source, samples: int | None = None,
               unit: str = "%", higher: bool = True) -> None:  # fmt: skip
-        name = f"{task} {metric}"
-        self.found[name] = Figure(
-            name=name,
-            value=float(value),
-            unit=unit,
-            source=where,
-            higher_is_better=higher,
-            samples=samples,
-        )
+        self.book.add(f"{task} {metric}", value, unit, where, higher=higher, samples=samples)
 
     def figures(self) -> list[Figure]:
-        """The scores read, in the order they were first printed."""
-        return list(self.found.values())
+        """The scores read, in the order they were first printed (one printed more than once
+        at its worse value)."""
+        return self.book.figures()
+
+    def unreadable(self) -> list[str]:
+        """The scores printed that are no number."""
+        return self.book.unreadable

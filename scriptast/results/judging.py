@@ -5,6 +5,7 @@ expected and never printed, and the result files that could not be read."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import msgspec
@@ -81,16 +82,23 @@ def measure(
     repo_root: str | None,
     where: Where,
     references: References | None,
+    unreadable: tuple[str, ...] = (),
 ) -> Measured:
-    """Gather, check and mark the headline of what the job measured."""
+    """Gather, check and mark the headline of what the job measured; `unreadable` the values
+    the log printed that are no number (each an unread note: the verdict is never PASSED on a
+    figure that could not be read)."""
     found = {figure.name: figure for figure in logged}
     result = Measured(figures=[])
+    result.unread += unreadable
     if measures.report_json:
         try:
-            for figure in report_figures(read_file(measures.report_json), measures.report_json):
-                found.setdefault(figure.name, figure)
+            figures, bad = report_figures(read_file(measures.report_json), measures.report_json)
         except (OSError, ValueError) as error:
             result.unread.append(f"{measures.report_json}: {_why(error)}")
+        else:
+            result.unread += bad
+            for figure in figures:
+                _take(found, figure, result)
     if measures.junit:
         try:
             result.tests = read_junit(read_file(measures.junit), measures.junit)
@@ -113,6 +121,19 @@ def measure(
     return result
 
 
+def _take(found: dict[str, Figure], figure: Figure, result: Measured) -> None:
+    """The report file's figure where the log printed none; where it did and the two differ,
+    the log's stands and the record says so."""
+    logged = found.get(figure.name)
+    if logged is None:
+        found[figure.name] = figure
+    elif not math.isclose(logged.value, figure.value, rel_tol=1e-6, abs_tol=5e-5):
+        result.notes.append(
+            f"{figure.name}: the log printed {logged.value:g}, {figure.source.file} holds "
+            f"{figure.value:g}; the log's is judged"
+        )
+
+
 def _client_logs(
     pattern: str, read_file: ReadFile, list_files: ListFiles, found: dict[str, Figure],
     result: Measured,
@@ -128,10 +149,11 @@ def _client_logs(
     expected = []
     for path in paths:
         try:
-            figures, lacking = serving_figures(read_file(path), path)
+            figures, lacking, bad = serving_figures(read_file(path), path)
         except OSError as error:
             result.unread.append(f"{path}: {_why(error)}")
             continue
+        result.unread += bad
         for figure in figures:
             found.setdefault(figure.name, figure)
         expected += [f.name for f in figures] + lacking

@@ -9,6 +9,7 @@ name indented with ` - `) is left out, its group's row is the score."""
 from __future__ import annotations
 
 from scriptast.contract.measured import Figure, Source
+from scriptast.results.numbers import read_number
 
 HEADERS = ("Tasks", "Groups")
 
@@ -66,7 +67,4 @@ class _Row:
         return True if arrow == "\u2191" else False if arrow == "\u2193" else None
 
     def score(self) -> float | None:
-        try:
-            return float(self.cell("Value"))
-        except ValueError:
-            return None
+        return read_number(self.cell("Value"))

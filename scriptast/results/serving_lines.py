@@ -11,8 +11,9 @@ import posixpath
 import re
 
 from scriptast.contract.measured import Figure, Source
+from scriptast.results.numbers import VALUE, not_a_number, read_number
 
-_N = r"\s+(-?[\d\.]+)"
+_N = r"\s+" + VALUE
 QUERIES: dict[str, tuple[str, str, bool]] = {
     "seq_throughput": (r"Request throughput \(req\/s\):", "req/s", True),
     "token_throughput": (r"Output token throughput \(tok\/s\):", "tokens/s", True),
@@ -54,10 +55,12 @@ def client_name(path: str) -> str:
     return f"{folder} {middle}"
 
 
-def serving_figures(data: bytes, source: str) -> tuple[list[Figure], list[str]]:
-    """The figures of one client's log, and the names of the main ones it lacks."""
+def serving_figures(data: bytes, source: str) -> tuple[list[Figure], list[str], list[str]]:
+    """The figures of one client's log, the names of the main ones it lacks, and the values
+    it printed that are no number (such a figure is lacking too)."""
     client = client_name(source)
     found: dict[str, Figure] = {}
+    unreadable: list[str] = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         for name, query in _COMPILED.items():
             if name in found:
@@ -66,13 +69,17 @@ def serving_figures(data: bytes, source: str) -> tuple[list[Figure], list[str]]:
             if matched is None:
                 continue
             _, unit, higher = QUERIES.get(name) or OPTIONAL[name]
+            value = read_number(matched.group(1))
+            if value is None:
+                unreadable.append(not_a_number(f"{client} {name}", matched.group(1), source, number))
+                break
             found[name] = Figure(
                 name=f"{client} {name}",
-                value=float(matched.group(1)),
+                value=value,
                 unit=unit,
                 source=Source(file=source, line=number),
                 higher_is_better=higher,
             )
             break
     missing = [f"{client} {name}" for name in QUERIES if name not in found]
-    return list(found.values()), missing
+    return list(found.values()), missing, unreadable[:20]

@@ -8,7 +8,10 @@ Driven by the environment: SHIM_BENCH_TPS (the output throughput), SHIM_EVAL_ACC
 task's score; unset: no score line), SHIM_PYTEST_RESULTS (`passed=8,failed=2,skipped=0`, or `from-test-list`: a CI stage's run,
 tests/shims/ci_pytest.py),
 SHIM_PYTEST_BROKEN_JUNIT (what pytest writes instead of its JUnit XML), SHIM_PYTEST_JUNIT_FILE (a
-file whose bytes it writes instead), SHIM_SERVING_TPS (a
+file whose bytes it writes instead), SHIM_BENCH_GROUPED (the overview's numbers with thousands
+grouped by commas), SHIM_BENCH_REPORT_NAN (report_json keys written as NaN or Infinity),
+SHIM_SERVING_SAYS (`label=text;...`: a client's value printed as that text), SHIM_PRINT_FIRST (a
+line printed before the tool's own output), SHIM_SERVING_TPS (a
 perf-sanity client's output throughput, tests/integration/defs/perf/
 test_perf_sanity.py's trtllm-benchmark logs)."""
 
@@ -49,6 +52,8 @@ def bench(argv: list[str]) -> int:
         "minimum": 15000.0, "maximum": 27000.0, "average": 20345.6789,
     }  # fmt: skip
     latency = "\n".join(f"[Latency] {k.upper():<7}: {v:.4f}" for k, v in percentiles.items())
+    shown = {k: f"{v:,.4f}" if os.environ.get("SHIM_BENCH_GROUPED") else f"{v:.4f}"
+             for k, v in perf.items()}  # fmt: skip
     print(
         LOGGER + "\n"
         f"{BAR}\n= PYTORCH BACKEND\n{BAR}\n"
@@ -56,13 +61,13 @@ def bench(argv: list[str]) -> int:
         f"{BAR}\n= REQUEST DETAILS \n{BAR}\n"
         "Number of requests:             1000\n\n"
         f"{BAR}\n= PERFORMANCE OVERVIEW \n{BAR}\n"
-        f"Request Throughput (req/sec):                     {perf['request_throughput_req_s']:.4f}\n"
-        f"Total Output Throughput (tokens/sec):             {perf['system_output_throughput_tok_s']:.4f}\n"
-        f"Total Token Throughput (tokens/sec):              {perf['system_total_throughput_tok_s']:.4f}\n"
-        f"Total Latency (ms):                               {perf['total_latency_ms']:.4f}\n"
-        f"Average request latency (ms):                     {perf['avg_request_latency_ms']:.4f}\n"
-        f"Per User Output Throughput [w/ ctx] (tps/user):   {perf['output_throughput_per_user_tok_s']:.4f}\n"
-        f"Per GPU Output Throughput (tps/gpu):              {perf['output_throughput_per_gpu_tok_s']:.4f}\n"
+        f"Request Throughput (req/sec):                     {shown['request_throughput_req_s']}\n"
+        f"Total Output Throughput (tokens/sec):             {shown['system_output_throughput_tok_s']}\n"
+        f"Total Token Throughput (tokens/sec):              {shown['system_total_throughput_tok_s']}\n"
+        f"Total Latency (ms):                               {shown['total_latency_ms']}\n"
+        f"Average request latency (ms):                     {shown['avg_request_latency_ms']}\n"
+        f"Per User Output Throughput [w/ ctx] (tps/user):   {shown['output_throughput_per_user_tok_s']}\n"
+        f"Per GPU Output Throughput (tps/gpu):              {shown['output_throughput_per_gpu_tok_s']}\n"
         "\n-- Request Latency Breakdown (ms) -----------------------\n\n"
         f"{latency}\n\n{BAR}\n",
         flush=True,
@@ -71,6 +76,9 @@ def bench(argv: list[str]) -> int:
     if report:
         with open(report, "w", encoding="utf-8") as stream:
             performance = {**perf, "request_latency_percentiles_ms": percentiles}
+            for key in os.environ.get("SHIM_BENCH_REPORT_NAN", "").split(","):
+                if key:  # what json.dump writes for a statistic of no requests
+                    performance[key] = float("nan") if key.startswith("avg") else float("inf")
             json.dump({"engine": {"model": "stand-in"}, "performance": performance}, stream)
     return 0
 
@@ -198,7 +206,15 @@ def perf_sanity(argv: list[str]) -> int:
         os.makedirs(os.path.join(output, label), exist_ok=True)
         path = os.path.join(output, label, "trtllm-benchmark.0.0.log")
         with open(path, "w", encoding="utf-8") as stream:
-            stream.write(serving_report(float(os.environ["SHIM_SERVING_TPS"])))
+            report = serving_report(float(os.environ["SHIM_SERVING_TPS"]))
+            for said in os.environ.get("SHIM_SERVING_SAYS", "").split(";"):
+                if said:  # a value the client printed otherwise: `label=text`
+                    label, _, text = said.partition("=")
+                    report = "\n".join(
+                        f"{label:<40} {text}" if line.startswith(label) else line
+                        for line in report.split("\n")
+                    )
+            stream.write(report)
         score = os.environ.get("SHIM_LM_EVAL_GSM8K")
         if score is not None:  # the client's accuracy_config ran lm_eval gsm8k on server 0
             accuracy = os.path.join(output, label, "accuracy_eval_gsm8k.0.log")
@@ -220,4 +236,7 @@ def speak(name: str, argv: list[str]) -> int | None:
     variable, speaker = SPEAKERS.get(name, ("", None))
     if speaker is None or variable not in os.environ:
         return None
+    first = os.environ.get("SHIM_PRINT_FIRST")
+    if first:  # a line the tool printed before its own output (an earlier score, say)
+        print(first, flush=True)
     return speaker(argv)
