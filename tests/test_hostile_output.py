@@ -111,9 +111,7 @@ def test_a_number_with_thousands_grouped_is_read_whole(runs: RunSite, tmp_path: 
 
 @pytest.mark.slurm
 @pytest.mark.parametrize("text", ["1.2.3", "nan", "1e999"])
-def test_a_client_value_that_is_no_number_is_named_never_a_figure(
-    runs: RunSite, text: str
-) -> None:
+def test_a_client_value_that_is_no_number_is_named_never_a_figure(runs: RunSite, text: str) -> None:
     """A perf-sanity client's log whose throughput reads `1.2.3` (or nan, or 1e999): no
     traceback, no figure; the record names the line and the verdict is INCONCLUSIVE."""
     from tests.cases import PERF_CONFIG

@@ -69,9 +69,10 @@ def serving_figures(data: bytes, source: str) -> tuple[list[Figure], list[str], 
             if matched is None:
                 continue
             _, unit, higher = QUERIES.get(name) or OPTIONAL[name]
-            value = read_number(matched.group(1))
+            text = matched.group(1)
+            value = read_number(text)
             if value is None:
-                unreadable.append(not_a_number(f"{client} {name}", matched.group(1), source, number))
+                unreadable.append(not_a_number(f"{client} {name}", text, source, number))
                 break
             found[name] = Figure(
                 name=f"{client} {name}",
