@@ -210,3 +210,44 @@ def test_a_figure_printed_again_keeps_each_value_and_is_judged_on_its_worse() ->
     assert worst.unreadable == [
         "log:4: gsm8k accuracy reads '1.2.3', which is not a finite number: not a figure"
     ]
+
+
+REFERENCES = "tests/integration/defs/accuracy/references/gsm8k.yaml"
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(
+    ("field", "line_said"),
+    [("sigma: .inf", "sigma is inf, which is not a finite number of 0 or more"),
+     ("alpha: 5", "alpha is 5, which is not a number between 0 and 1"),
+     ("num_samples: 0", "num_samples is 0, which is not a whole number from 1 to 10,000,000"),
+     ("num_samples: 2.5", "num_samples is 2.5, which is not a whole number"),
+     ("accuracy: -.inf", "accuracy is -inf, which is not a finite number")],
+)  # fmt: skip
+def test_a_bad_accuracy_reference_is_an_error_and_inconclusive_never_passed(
+    runs: RunSite, field: str, line_said: str
+) -> None:
+    """The checkout's own references/gsm8k.yaml with a bad number in the model's entry: a
+    score far below the reference would pass a threshold of -inf; it is INCONCLUSIVE instead,
+    with one error line naming the file, the line and the key."""
+    path = runs.site.repo / REFERENCES
+    original = path.read_text()
+    key = field.split(":")[0]
+    entry = "  - accuracy: 74.20\n"
+    changed = (f"  - accuracy: 74.20\n    {field}\n" if key != "accuracy"
+               else f"  - {field}\n")  # fmt: skip
+    path.write_text(original.replace(entry, changed, 1))
+    try:
+        work = runs.emit(f"bad_{key}", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+        done = runs.run("run", str(work), SHIM_EVAL_MODE="upstream", SHIM_EVAL_ACCURACY="41.00")
+    finally:
+        path.write_text(original)
+    assert done.returncode == 11, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    found = record(work)
+    assert found["verdict"] == "INCONCLUSIVE"
+    line = 2 if key == "accuracy" else 3
+    said = f"{path}:{line}: {line_said}"
+    [error] = found["errors"]
+    assert error.startswith(said), error
+    assert [e for e in done.stderr.splitlines() if e.startswith("error:")] == [f"error: {error}"]

@@ -203,17 +203,17 @@ def test_the_reference_entry_of_the_speculative_decoding_is_used() -> None:
     """DeepSeek-V3-Lite's gsm8k entry with spec_dec_algo MTP (64.44), not the plain one (64.74),
     as get_hypothesis_testing_params picks it; a dtype no entry has finds none."""
     from scriptast.contract.measured import Measures
-    from scriptast.results.accuracy import task_threshold
+    from scriptast.results.accuracy import Threshold, task_threshold
 
     repo = str(ROOT / "tests/fixtures/trtllm")
     mtp = Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite", tasks=("gsm8k",),
                    quantization_known=True, spec_dec_algo="MTP")  # fmt: skip
-    found = task_threshold("gsm8k", mtp, repo, None)
-    assert not isinstance(found, str) and found.reference == 64.44
+    found = task_threshold("gsm8k", mtp, repo)
+    assert isinstance(found, Threshold) and found.reference == 64.44
     assert "spec_dec_algo MTP" in found.origin
     plain = task_threshold("gsm8k", Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite",
-                                             quantization_known=True), repo, None)  # fmt: skip
-    assert not isinstance(plain, str) and plain.reference == 64.74
+                                             quantization_known=True), repo)  # fmt: skip
+    assert isinstance(plain, Threshold) and plain.reference == 64.74
     fp32 = Measures(kind="eval", model="deepseek-ai/DeepSeek-V3-Lite", dtype="float32")
-    missing = task_threshold("gsm8k", fp32, repo, None)
+    missing = task_threshold("gsm8k", fp32, repo)
     assert isinstance(missing, str) and "dtype float32" in missing

@@ -252,7 +252,7 @@ def measures(model: str | None = LLAMA, **changes: object) -> Measures:
 
 
 def test_the_models_own_entry_gives_the_threshold() -> None:
-    checked = accuracy_check(score("gsm8k accuracy", 72.0), measures(), REPO)
+    checked = accuracy_check(score("gsm8k accuracy", 72.0), measures(), REPO).figure
     assert checked.check is not None
     assert (checked.check.reference, checked.check.ok) == (74.2, True)
     assert checked.check.lower == pytest.approx(70.9975, abs=1e-4)
@@ -260,24 +260,35 @@ def test_the_models_own_entry_gives_the_threshold() -> None:
     assert "(n=1319)" in checked.check.origin
 
 
-def test_a_local_path_finds_the_model_by_its_folder_and_fp8_its_entry() -> None:
+def test_a_local_path_finds_the_model_by_the_hf_id_it_ends_in_and_fp8_its_entry() -> None:
     fp8 = measures("/models/meta-llama/Llama-3.1-8B-Instruct", quant_algo="FP8",
                    kv_cache_quant_algo="FP8")  # fmt: skip
-    checked = accuracy_check(score("gsm8k accuracy", 72.0), fp8, REPO)
+    checked = accuracy_check(score("gsm8k accuracy", 72.0), fp8, REPO).figure
     assert checked.check is not None and checked.check.reference == 72.85
+    assert "meta-llama/Llama-3.1-8B-Instruct (the HF id" in checked.check.origin
 
 
-def test_fewer_samples_widen_the_threshold() -> None:
-    checked = accuracy_check(score("mmlu accuracy", 60.0, samples=100), measures(), REPO)
-    assert checked.check is not None
-    assert checked.check.lower == pytest.approx(threshold(68.17, 0.05, 50, 100, True), abs=1e-4)
-    assert "(n=100)" in checked.check.origin
+def test_the_threshold_uses_the_references_sample_count_never_the_logs() -> None:
+    """MMLU at 66.80 over the 14042 samples the log counts is judged with upstream's n = 4096
+    (threshold 66.35 for 68.17), not n = 14042 (67.19); the record says the counts differ."""
+    checked = accuracy_check(score("mmlu accuracy", 66.80, samples=14042), measures(), REPO)
+    assert checked.figure.check is not None
+    assert checked.figure.check.lower == pytest.approx(threshold(68.17, 0.05, 50, 4096, True))
+    assert checked.figure.check.lower == pytest.approx(66.353, abs=1e-3)
+    assert checked.figure.check.ok is True and "(n=4096)" in checked.figure.check.origin
+    assert checked.note == (
+        "mmlu accuracy: this run evaluated 14042 samples; the reference was measured on 4096, "
+        "which the threshold uses, as upstream's does"
+    )
 
 
 @pytest.mark.parametrize(
     ("model", "changes", "why"),
     [
         ("meta-llama/Llama-2-7b-hf", {}, "has no entry for model meta-llama/Llama-2-7b-hf"),
+        ("someorg/Llama-3.1-8B-Instruct", {}, "no entry for model someorg/Llama-3.1-8B-Instruct "
+         "(looked up by its exact name"),
+        ("/models/Llama-3.1-8B-Instruct", {}, "no entry for model /models/Llama-3.1-8B-Instruct"),
         (LLAMA, {"quant_algo": "NVFP4"}, "no entry for meta-llama/Llama-3.1-8B-Instruct with NVFP4"),
         (None, {}, "names no --model"),
     ],
@@ -285,12 +296,12 @@ def test_fewer_samples_widen_the_threshold() -> None:
 def test_a_reference_that_does_not_apply_is_never_used(
     model: str | None, changes: dict[str, object], why: str
 ) -> None:
-    checked = accuracy_check(score("gsm8k accuracy", 10.0), measures(model, **changes), REPO)
+    checked = accuracy_check(score("gsm8k accuracy", 10.0), measures(model, **changes), REPO).figure
     assert checked.check is None and checked.unchecked is not None and why in checked.unchecked
 
 
 def test_a_task_the_repository_has_no_references_for_says_so(tmp_path: Path) -> None:
-    checked = accuracy_check(score("gpqa_diamond accuracy", 50.0), measures(), REPO)
+    checked = accuracy_check(score("gpqa_diamond accuracy", 50.0), measures(), REPO).figure
     assert checked.unchecked is not None and "no references file" in checked.unchecked
 
 

@@ -136,6 +136,9 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     tests: PytestResults | None = None
     missing: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    """Inputs the job could not be judged by (a references entry with a bad number): each is an
+    `error:` line at the end of the run, and the verdict is never PASSED with one."""
     attempts: tuple[Attempt, ...] = ()
 
     @property

@@ -259,6 +259,7 @@ class Followed:
             record.notes += tuple(n for n in (*measured.notes, *said) if n not in record.notes)
             record.missing = tuple(measured.missing)
             record.unread = tuple(measured.unread)
+            record.errors = tuple(measured.errors)
         record.state = state or record.state
         record.exit_code = code
         if final is not None:

@@ -203,7 +203,7 @@ def judge(
 def _by_measures(measured: Measured) -> Verdict:
     if measured.regressed:
         return Verdict.REGRESSED
-    if measured.missing or measured.unread:
+    if measured.missing or measured.unread or measured.errors:
         return Verdict.INCONCLUSIVE
     if measured.tests is not None and measured.tests.passed <= 0:
         return Verdict.INCONCLUSIVE  # every test skipped, or none collected

@@ -117,6 +117,7 @@ def measured_lines(record: RunRecord) -> list[str]:
         lines.append(f"  and {len(others)} more figures without a reference (run.json has them)")
     lines += [f"  missing figure: {name} (expected, never printed)" for name in record.missing]
     lines += [f"  could not read {what}" for what in record.unread]
+    lines += [f"  error: {what}" for what in record.errors]
     tests = record.tests
     if tests is not None:
         lines.append(

@@ -244,6 +244,9 @@ def report(records: Sequence[RunRecord], console: Console, json_output: bool) ->
     if not records:
         return 0
     many = len(records) > 1
+    for record in records:
+        for error in record.errors:
+            console.status(f"error: {error}")
     if json_output:
         console.result(as_json(records, many))
     elif many:

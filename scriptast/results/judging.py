@@ -37,6 +37,8 @@ class Measured(msgspec.Struct, kw_only=True):
     unread: list[str] = []
     notes: list[str] = []
     """What the record should say of how the figures were read (a value replaced, ...)."""
+    errors: list[str] = []
+    """References that could not be judged by (a bad entry): never PASSED with one."""
 
     @property
     def regressed(self) -> list[Figure]:
@@ -114,7 +116,7 @@ def measure(
         result.missing = [f"any {measures.kind} figure (no score line was printed)"]
     headline = _headline(measures, list(found))
     for figure in found.values():
-        figure = _checked(figure, measures, repo_root, where, references)
+        figure = _checked(figure, measures, repo_root, where, references, result)
         if figure.name == headline:
             figure = msgspec.structs.replace(figure, headline=True)
         result.figures.append(figure)
@@ -206,6 +208,7 @@ def _checked(
     repo_root: str | None,
     where: Where,
     references: References | None,
+    result: Measured,
 ) -> Figure:
     reason = None
     if references is not None:
@@ -215,9 +218,14 @@ def _checked(
         reason = chosen
     if figure.name in accuracy.FIGURES:
         checked = accuracy.accuracy_check(figure, measures, repo_root)
-        if checked.check is not None or reason is None:
-            return checked
-        return msgspec.structs.replace(checked, unchecked=f"{reason}; {checked.unchecked}")
+        if checked.error is not None:
+            result.errors.append(checked.error)
+        if checked.note is not None:
+            result.notes.append(checked.note)
+        found = checked.figure
+        if found.check is not None or reason is None:
+            return found
+        return msgspec.structs.replace(found, unchecked=f"{reason}; {found.unchecked}")
     if reason is None:
         reason = "no references file was given (--reference FILE)"
     return msgspec.structs.replace(figure, unchecked=reason)
