@@ -288,6 +288,8 @@ def accuracy_check(figure: Figure, measures: Measures, repo_root: str | None) ->
     note = None
     run_samples = figure.samples or measures.num_samples
     if run_samples is not None and run_samples != found.num_samples:
-        note = (f"{figure.name}: this run evaluated {run_samples} samples; the reference was "
-                f"measured on {found.num_samples}, which the threshold uses, as upstream's does")  # fmt: skip
+        note = (
+            f"{figure.name}: this run evaluated {run_samples} samples; the reference was "
+            f"measured on {found.num_samples}, which the threshold uses, as upstream's does"
+        )
     return Accuracy(msgspec.structs.replace(figure, check=check), note=note)
