@@ -189,7 +189,7 @@ def test_a_score_printed_twice_is_judged_on_the_worse(runs: RunSite) -> None:
      ("0x10", None), ("", None), ("5.0abc", None)],
 )  # fmt: skip
 def test_a_number_is_read_as_the_tool_prints_it(text: str, value: float | None) -> None:
-    from scriptast.results.numbers import read_number
+    from scriptast.common.numbers import read_number
 
     assert read_number(text) == value
 

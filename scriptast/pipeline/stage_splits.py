@@ -27,10 +27,14 @@ def split_requests(request: Request) -> list[Request] | None:
     if family is None:  # a stage of the family (else an error with the closest names)
         family = find_stage(request.repo_root, part.ci_stage).config
     requests = []
+    top = posixpath.normpath(request.work_dir)
     for split in range(1, family.splits + 1):
         name = f"{family.name}-{split}"
+        folder = posixpath.normpath(posixpath.join(top, name))
+        if "/" in name or posixpath.dirname(folder) != top:
+            raise InputError(f"stage {name!r} is not a name a folder of {top} can have",
+                             field="ci_stage")  # fmt: skip
         one = msgspec.structs.replace(part, ci_stage=name, all_splits=None)
         parts = tuple(one if isinstance(p, PytestRequest) else p for p in request.parts)
-        requests.append(msgspec.structs.replace(
-            request, work_dir=posixpath.join(request.work_dir, name), parts=parts))  # fmt: skip
+        requests.append(msgspec.structs.replace(request, work_dir=folder, parts=parts))
     return requests

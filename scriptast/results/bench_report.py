@@ -8,10 +8,10 @@ import json
 import math
 import re
 
+from scriptast.common.numbers import VALUE, not_a_number
 from scriptast.contract.measured import Figure, Source
 from scriptast.results.figure_book import FigureBook
 from scriptast.results.keyword_lines import KeywordLines
-from scriptast.results.numbers import VALUE, not_a_number
 
 Meaning = tuple[str, str, bool]
 """A figure's name, unit, and whether higher is better."""

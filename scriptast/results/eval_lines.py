@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
+from scriptast.common.numbers import VALUE
 from scriptast.contract.measured import Figure, Source
 from scriptast.results.figure_book import FigureBook
 from scriptast.results.keyword_lines import KeywordLines
-from scriptast.results.numbers import VALUE
 
 _N = VALUE
 LM_EVAL_TASKS = {

@@ -9,8 +9,8 @@ from typing import Literal
 
 import msgspec
 
+from scriptast.common.numbers import not_a_number, read_number
 from scriptast.contract.measured import MOST_PRINTED, Figure, Printed, Source
-from scriptast.results.numbers import not_a_number, read_number
 
 Keep = Literal["worst", "last"]
 

@@ -8,8 +8,8 @@ name indented with ` - `) is left out, its group's row is the score."""
 
 from __future__ import annotations
 
+from scriptast.common.numbers import read_number
 from scriptast.contract.measured import Figure, Source
-from scriptast.results.numbers import read_number
 
 HEADERS = ("Tasks", "Groups")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from scriptast.common.numbers import VALUE, not_a_number, read_number
 from scriptast.contract.measured import Figure, Source
-from scriptast.results.numbers import VALUE, not_a_number, read_number
 
 _N = r"\s+" + VALUE
 QUERIES: dict[str, tuple[str, str, bool]] = {

@@ -25,7 +25,7 @@ from scriptast.builders.request.fields import (
 from scriptast.builders.request.missing import ALWAYS, check_missing
 from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
-from scriptast.common.text_files import decode_utf8, file_bytes, yaml_problem
+from scriptast.common.text_files import decode_utf8, file_bytes
 from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType
 from scriptast.errors import InputError
 
@@ -131,12 +131,12 @@ def read_request_file(path: str, data: bytes | None = None) -> dict[str, Any]:
 
 
 def _load_yaml(text: str, path: str) -> Any:
-    import yaml
+    from scriptast.common.bounded_yaml import BoundedYamlError, load_bounded
 
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise InputError(f"request file {path} is not valid YAML: {yaml_problem(error)}") from None
+        return load_bounded(text)[0]
+    except BoundedYamlError as error:
+        raise InputError(f"request file {path} is not valid YAML: {error}") from None
 
 
 def check_field_names(

@@ -75,13 +75,13 @@ def _llm_api_specs(job: ResolvedJob, argv: list[str]) -> tuple[str | None, str |
         return None, None, None
     if job.placement.remote:
         return None, None, f"{path} is on the cluster"
-    import yaml  # only for an eval that names an options file
+    from scriptast.common.bounded_yaml import BoundedYamlError, load_bounded
 
     local = path if posixpath.isabs(path) else posixpath.join(job.project_path, path)
     try:
         data, _ = regular_file_bytes(local, 1 << 20)
-        options = yaml.safe_load(data)
-    except (OSError, yaml.YAMLError) as error:
+        options = load_bounded(data)[0]
+    except (OSError, BoundedYamlError) as error:
         return None, None, f"{path} could not be read here ({error})"
     if not isinstance(options, dict):
         return None, None, f"{path} is not a mapping of LLM API options"

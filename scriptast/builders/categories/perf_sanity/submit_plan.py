@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.common.text_files import read_text_file, yaml_problem
+from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
 from scriptast.model.submit_call import PerfSubmit
 
@@ -29,13 +29,13 @@ PRECHECK = "tests/scripts/perf-sanity/cache_transceiver_precheck"
 
 def load_config(path: str) -> dict[str, Any]:
     """A perf-sanity config file as a mapping, or ResolveError naming the file."""
-    import yaml
+    from scriptast.common.bounded_yaml import BoundedYamlError, load_bounded
 
     try:
-        data = yaml.safe_load(read_text_file(path, "perf_config_yaml"))
-    except yaml.YAMLError as error:
+        data = load_bounded(read_text_file(path, "perf_config_yaml"))[0]
+    except BoundedYamlError as error:
         raise ResolveError(
-            f"perf_config_yaml {path} is not YAML: {yaml_problem(error)}", field="perf_config_yaml"
+            f"perf_config_yaml {path} is not YAML: {error}", field="perf_config_yaml"
         ) from None
     if not isinstance(data, dict):
         raise ResolveError(f"perf_config_yaml {path} must hold a mapping", field="perf_config_yaml")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -15,20 +15,26 @@ from scriptast.errors import InputError
 
 STAGE_LIST = "jenkins/scripts/test_stage_configs.json"
 _SPLIT = re.compile(r"(.+)-(\d+)\Z")
+MOST_SPLITS = 1000
+"""Splits a family may have: far past any stage CI runs (tens), far below what would fill a
+disk with work dirs."""
+MOST_COUNT = 4096
+StageName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}$")]
+"""A stage family's name is a name, never a path: letters, digits, `_ . + -`, no `/`."""
 
 
 class StageConfig(msgspec.Struct, frozen=True, kw_only=True):
     """One family, as upstream's buildStageConfigsFromSpecs reads it: `gpuCount` and
     `nodeCount` default to 1, `runWithSbatch` to false."""
 
-    name: str
+    name: StageName
     arch: Literal["x86", "SBSA"]
     slurm: bool
     platform: str
-    testDB: str
-    splits: int
-    gpuCount: int = 1
-    nodeCount: int = 1
+    testDB: StageName
+    splits: Annotated[int, msgspec.Meta(ge=1, le=MOST_SPLITS)]
+    gpuCount: Annotated[int, msgspec.Meta(ge=1, le=MOST_COUNT)] = 1
+    nodeCount: Annotated[int, msgspec.Meta(ge=1, le=MOST_COUNT)] = 1
     runWithSbatch: bool = False
     target: str | None = None
 

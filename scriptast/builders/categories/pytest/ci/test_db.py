@@ -20,12 +20,16 @@ import posixpath
 import msgspec
 import yaml
 
+from scriptast.common.bounded_yaml import compose_bounded
+from scriptast.common.numbers import read_number
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.errors import InputError
 
 TEST_DB = "tests/integration/test_lists/test-db"
 CONDITION_KINDS = ("ranges", "wildcards", "terms")
 RANGE_BOUNDS = ("gte", "lte", "gt", "lt")
+MOST_BOUND = 1_000_000
+"""A range bound past any count a test-db condition holds (GPUs, nodes, memory in GB)."""
 
 
 class Block(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,6 +63,16 @@ def _mapping(node: yaml.Node, what: str) -> list[tuple[str, yaml.Node]]:
     return [(str(k.value), v) for k, v in node.value]
 
 
+def _bound(node: yaml.Node, where: str) -> float:
+    """A range's bound: a finite number a count can be held against, or InputError."""
+    text = _scalar(node)
+    number = read_number(text)
+    if number is None or abs(number) > MOST_BOUND:
+        raise InputError(f"{where} is {text!r}: not a number from -{MOST_BOUND:,} to "
+                         f"{MOST_BOUND:,}; fix the test-db block")  # fmt: skip
+    return number
+
+
 def _block(node: yaml.Node, where: str) -> Block:
     entries = dict(_mapping(node, "a block"))
     condition = entries.get("condition")
@@ -85,7 +99,8 @@ def _block(node: yaml.Node, where: str) -> Block:
                     raise InputError(f"{where}:{value.start_mark.line + 1}: unknown range bound "
                                      f"{sorted(unknown)[0]!r} of {key}: use "
                                      f"{', '.join(RANGE_BOUNDS)}")  # fmt: skip
-                ranges[key] = {b: float(_scalar(n)) for b, n in bounds.items()}
+                ranges[key] = {b: _bound(n, f"{where}:{n.start_mark.line + 1}: range {key} {b}")
+                               for b, n in bounds.items()}  # fmt: skip
     tests = entries.get("tests")
     items = tests.value if isinstance(tests, yaml.SequenceNode) else []
     return Block(line=node.start_mark.line + 1, ranges=ranges, wildcards=wildcards,
@@ -104,7 +119,7 @@ def read_test_db(repo_root: str, context: str) -> tuple[list[Block], str]:
     except OSError as error:
         raise InputError(f"{path}: cannot read it: {error.strerror}", field="ci_stage") from None
     try:
-        root = yaml.compose(data.decode("utf-8", "replace"), Loader=yaml.SafeLoader)
+        root = compose_bounded(data.decode("utf-8", "replace"))
         top = dict(_mapping(root, "the file")) if root is not None else {}
     except (yaml.YAMLError, ValueError) as error:
         raise InputError(f"{path}: not a test-db file: {str(error).splitlines()[0]}") from None
