@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from scriptast.results.junit import JunitError, read_junit
+from tests.postgres_server import Server
 from tests.run_site import BENCH, RunSite, record
+from tests.site import Site
 
 PYTEST = "pytest -v test_unmarked.py::test_plain"
 EVAL = "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 1 gsm8k"
@@ -251,3 +253,88 @@ def test_a_bad_accuracy_reference_is_an_error_and_inconclusive_never_passed(
     [error] = found["errors"]
     assert error.startswith(said), error
     assert [e for e in done.stderr.splitlines() if e.startswith("error:")] == [f"error: {error}"]
+
+
+GOOD_EVAL = {"SHIM_EVAL_MODE": "upstream", "SHIM_EVAL_ACCURACY": "74.52"}
+
+
+@pytest.mark.slurm
+def test_a_locked_postgresql_table_never_hangs_a_run(runs: RunSite, postgres: Server) -> None:
+    """Another session holds `LOCK TABLE` on the runs: the finished job's verdict is printed
+    within the store's 10 s, not stored, and the record says how to import it."""
+    import time
+
+    import psycopg
+
+    url = postgres.fresh()
+    first = runs.emit("first", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    assert runs.run("run", str(first), "--results", url, **GOOD_EVAL).returncode == 0
+    work = runs.emit("locked", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    with psycopg.connect(url) as holder:
+        holder.execute("LOCK TABLE scriptast_runs IN ACCESS EXCLUSIVE MODE")
+        started = time.monotonic()
+        done = runs.run("run", str(work), "--results", url, **GOOD_EVAL)
+        took = time.monotonic() - started
+        holder.rollback()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED" in done.stdout
+    (note,) = [n for n in record(work)["notes"] if n.startswith("not stored")]
+    assert "lock timeout" in note or "statement timeout" in note, note
+    assert f"scriptast results import {work}" in note
+    assert took < 120, took  # the job itself takes seconds; the store waits 10 s at most
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("form", ["query", "keyword_query"])
+def test_a_store_password_is_never_printed_nor_written(
+    runs: RunSite, postgres: Server, form: str
+) -> None:
+    secret = "s3cr3t-word"
+    url = postgres.fresh()
+    url += f"?password={secret}" if form == "query" else f"?sslmode=disable&password={secret}"
+    work = runs.emit(f"pw_{form}", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    done = runs.run("run", str(work), "--results", url, **GOOD_EVAL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert any(n.startswith("stored in the results store") for n in record(work)["notes"])
+    assert secret not in done.stdout + done.stderr + (work / "run.json").read_text()
+    listed = runs.run("results", "show", "1", "--results", url)
+    assert secret not in listed.stdout + listed.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql+psycopg://alice:s3cr3t@db/x", "PostgreSQL://alice:s3cr3t@db/x",
+     "mysql://alice:s3cr3t@db/x?password=s3cr3t"],
+)  # fmt: skip
+def test_an_unsupported_store_url_is_refused_without_its_password(
+    site: Site, tmp_path: Path, url: str
+) -> None:
+    import subprocess
+
+    from tests.run_site import SCRIPTAST
+
+    done = subprocess.run([SCRIPTAST, "results", "list", "--results", url],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("error: results store ") and "s3cr3t" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.slurm
+def test_a_csv_export_never_writes_a_live_formula(runs: RunSite, tmp_path: Path) -> None:
+    """A model named `=HYPERLINK(...)` (the command names it) is exported with a leading `'`;
+    a negative number stays a number."""
+    import csv
+    import io
+
+    model = '=HYPERLINK("http://x.invalid","ok")'
+    command = f"trtllm-eval --model '{model}' --tp_size 1 gsm8k"
+    work = runs.emit("formula", workflow_type="eval", eval_cmd=command, persistent_mode=False)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    runs.run("run", str(work), "--results", store, **GOOD_EVAL)
+    out = tmp_path / "runs.csv"
+    done = runs.run("results", "export", "--format", "csv", "-o", str(out), "--results", store)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert rows and rows[0]["model"] == "'" + model
+    assert not any(cell.startswith(("=", "+", "@")) for row in rows for cell in row.values())

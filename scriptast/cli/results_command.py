@@ -264,26 +264,26 @@ def export_command(
 
     def exported() -> int:
         from scriptast.errors import InputError
-        from scriptast.results.store.export import FORMATS, as_csv, as_json, as_junit
-        from scriptast.results.store.queries import list_runs
+        from scriptast.results.store.export import FORMATS, as_csv, as_json, as_junit, pages
 
         if format_name not in FORMATS:
             raise InputError(f"--format {format_name}: give one of {', '.join(FORMATS)}")
         chosen = _filter(model, workflow, gpu_type, since, verdict)
         with _open(results) as store:
-            runs = list_runs(store, chosen, None)
+            runs = pages(store, chosen)
             if format_name == "csv":
-                text = as_csv(runs)
+                chunks = as_csv(runs)
             elif format_name == "json":
-                text = as_json(store, runs)
+                chunks = as_json(store, runs)
             else:
-                text = as_junit(store, runs)
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            from scriptast.workdir.write import replace_file
+                chunks = as_junit(store, list(runs))
+            if output is None:
+                for chunk in chunks:
+                    sys.stdout.write(chunk)
+            else:
+                from scriptast.workdir.write import replace_file_streamed
 
-            replace_file(output, text)
+                replace_file_streamed(output, (chunk.encode() for chunk in chunks))
         return 0
 
     _guarded(exported)

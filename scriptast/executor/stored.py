@@ -50,10 +50,12 @@ def store_judged(followed: Sequence[Followed], session: Session | None, location
     try:
         with Store.open(location, create=True, timeout=APPEND_TIMEOUT) as store:
             ids = [store.append(row) for row in rows]
-    except StoreError as error:
+    except (StoreError, KeyboardInterrupt) as error:
+        # the jobs are over and judged: an interrupt here stops the storing, not the verdict
+        why = str(error) if isinstance(error, StoreError) else "interrupted while storing"
         for each in judged:
             each.record.notes += (
-                f"not stored: {error}; the record stays in run.json: add it later with "
+                f"not stored: {why}; the record stays in run.json: add it later with "
                 f"'scriptast results import {each.job.work_dir}'",
             )
             each.save()

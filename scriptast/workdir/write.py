@@ -15,7 +15,7 @@ import os
 import posixpath
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -453,6 +453,35 @@ def replace_file(path: str, text: str | bytes) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise WriteError(f"cannot write {path}: {error.strerror}") from None
+
+
+def replace_file_streamed(path: str, chunks: Iterable[bytes]) -> None:
+    """Write `path` whole or not at all from chunks as they come (a large export never whole
+    in memory): a temporary beside it, fsync, rename; removed when anything fails."""
+    folder, name = posixpath.split(path)
+    temporary = posixpath.join(folder or ".", f"{TEMP_PREFIX}{name}.{os.getpid()}")
+    try:
+        descriptor = created_anew(temporary)
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {error.strerror}") from None
+    try:
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(descriptor, view) :]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise WriteError(f"cannot write {path}: {error.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 COMMIT_PREFIX = ".scriptast_commit-"

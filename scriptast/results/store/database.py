@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from scriptast.errors import StoreError
-from scriptast.results.store.location import Location
+from scriptast.results.store.location import Location, masked, passwords
 from scriptast.results.store.rows import StoredRun
 from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
 
@@ -122,7 +122,8 @@ class Store:
             raise StoreError(f"results store {self.location.shown}: {_said(error)}") from None
         except Exception as error:
             if type(error).__module__.startswith("psycopg"):
-                raise StoreError(f"results store {self.location.shown}: {_said(error)}") from None
+                said = _said(error, self.location)
+                raise StoreError(f"results store {self.location.shown}: {said}") from None
             raise
 
     def _prepare(self, create: bool) -> None:
@@ -180,9 +181,13 @@ def _flag(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
-def _said(error: BaseException) -> str:
+def _said(error: BaseException, location: Location | None = None) -> str:
+    """A driver's error in one line, never with a password in it."""
     text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+    said = masked(text[0]) if text else type(error).__name__
+    for secret in passwords(location.target) if location is not None else ():
+        said = said.replace(secret, "***")
+    return said
 
 
 def _sqlite(path: str, create: bool, timeout: float) -> sqlite3.Connection:
@@ -217,7 +222,13 @@ def _postgresql(location: Location, timeout: float) -> Any:
             "pip install 'scriptast[postgres]'"
         ) from None
     try:
-        return psycopg.connect(location.target, connect_timeout=max(1, int(timeout)),
-                               autocommit=True)  # fmt: skip
+        connection = psycopg.connect(location.target, connect_timeout=max(1, int(timeout)),
+                                     autocommit=True)  # fmt: skip
+        # a locked table (LOCK TABLE, a long import, VACUUM FULL) or a slow statement ends in
+        # an error after `timeout`, never a run that waits forever
+        waited = str(max(1, int(timeout * 1000)))
+        for setting in ("statement_timeout", "lock_timeout"):
+            connection.execute("SELECT set_config(%s, %s, false)", (setting, waited))
     except psycopg.Error as error:
-        raise StoreError(f"results store {location.shown}: {_said(error)}") from None
+        raise StoreError(f"results store {location.shown}: {_said(error, location)}") from None
+    return connection

@@ -1,6 +1,8 @@
 """`results export`: the chosen runs as CSV (one row a run), JSON (each run's keys and
 figures) or JUnit XML (one test case a run; a run not PASSED is a failed case carrying its
-verdict and reason), so that a CI system shows scriptast's verdicts as test results."""
+verdict and reason), so that a CI system shows scriptast's verdicts as test results. Each is
+written as it is read, a page of runs at a time: memory grows with a page, not the store. A CSV
+cell a spreadsheet would run as a formula is neutralised (OWASP's advice)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import csv
 import io
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
@@ -15,7 +18,7 @@ import msgspec
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.results.store.database import Store
-from scriptast.results.store.queries import SUMMARY, RunRow
+from scriptast.results.store.queries import SUMMARY, RunFilter, RunRow, where
 
 FORMATS = ("csv", "json", "junit")
 _FIELDS = SUMMARY
@@ -37,44 +40,90 @@ def _figures(store: Store, ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
-def as_csv(runs: list[RunRow]) -> str:
+PAGE = 500
+"""Runs read and written at a time."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def pages(store: Store, chosen: RunFilter) -> Iterator[list[RunRow]]:
+    """The chosen runs, newest first, a page at a time (their ids read first: a few bytes a
+    run)."""
+    clause, values = where(chosen)
+    ids = [int(row[0]) for row in store.rows(
+        f"SELECT r.id FROM scriptast_runs r{clause} ORDER BY r.finished_at DESC, r.id DESC",
+        values)]  # fmt: skip
+    columns = ", ".join(SUMMARY)
+    for start in range(0, len(ids), PAGE):
+        chunk = ids[start : start + PAGE]
+        found = {int(row[0]): RunRow(**dict(zip(SUMMARY, row, strict=True))) for row in
+                 store.rows(f"SELECT {columns} FROM scriptast_runs WHERE id IN "
+                            f"({', '.join('?' * len(chunk))})", chunk)}  # fmt: skip
+        yield [found[run_id] for run_id in chunk if run_id in found]
+
+
+def safe_cell(value: object) -> object:
+    """A cell as written: a text a spreadsheet would take for a formula (`=HYPERLINK(...)`)
+    gets a leading `'`; numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return "" if value is None else value
+
+
+def as_csv(runs: Iterable[list[RunRow]]) -> Iterator[str]:
+    """The runs as CSV, a page at a time."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_FIELDS)
-    for run in runs:
-        writer.writerow(["" if v is None else v for v in (getattr(run, f) for f in _FIELDS)])
-    return out.getvalue()
+    for page in runs:
+        for run in page:
+            writer.writerow([safe_cell(getattr(run, f)) for f in _FIELDS])
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
 
 
-def as_json(store: Store, runs: list[RunRow]) -> str:
-    figures = _figures(store, [run.id for run in runs])
-    items = [{**{f: getattr(run, f) for f in _FIELDS}, "figures": figures.get(run.id, [])}
-             for run in runs]  # fmt: skip
-    return json.dumps(items, indent=2) + "\n"
+def as_json(store: Store, runs: Iterable[list[RunRow]]) -> Iterator[str]:
+    """The runs as one JSON list, each with its figures, a page at a time."""
+    yield "["
+    first = True
+    for page in runs:
+        figures = _figures(store, [run.id for run in page])
+        for run in page:
+            item = {**{f: getattr(run, f) for f in _FIELDS}, "figures": figures.get(run.id, [])}
+            text = json.dumps(item, indent=2)
+            yield ("\n" if first else ",\n") + "  " + text.replace("\n", "\n  ")
+            first = False
+    yield "\n]\n" if not first else "]\n"
 
 
-def as_junit(store: Store, runs: list[RunRow]) -> str:
+def as_junit(store: Store, runs: Iterable[list[RunRow]]) -> Iterator[str]:
     """One testsuite; a test case a run, named by its work dir and id, classed by workflow and
-    model; its time the job's elapsed seconds."""
-    reasons = _reasons(store, [r.id for r in runs])
-    failed = sum(1 for run in runs if run.verdict != "PASSED")
-    lines = ['<?xml version="1.0" encoding="utf-8"?>',
-             f'<testsuites><testsuite name="scriptast" tests="{len(runs)}" '
-             f'failures="{failed}" errors="0" skipped="0">']  # fmt: skip
-    for run in runs:
-        name = f"{run.work_dir.rstrip('/').rsplit('/', 1)[-1]} #{run.id}"
-        classname = f"scriptast.{run.workflow}.{run.model or 'unknown'}"
-        elapsed, reason = reasons.get(run.id, (None, ""))
-        time_attr = f' time="{elapsed:.3f}"' if elapsed is not None else ""
-        head = f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}{time_attr}"
-        if run.verdict == "PASSED":
-            lines.append(head + "/>")
-            continue
-        message = f"{run.verdict}: {reason}" if reason else run.verdict
-        lines.append(f"{head}><failure message={quoteattr(message)} "
-                     f"type={quoteattr(run.verdict)}/></testcase>")  # fmt: skip
-    lines.append("</testsuite></testsuites>")
-    return "\n".join(lines) + "\n"
+    model; its time the job's elapsed seconds. The counts, which come first in the file, are
+    asked of the store before the runs are written."""
+    pages_ = list(runs) if not isinstance(runs, list) else runs
+    total = sum(len(page) for page in pages_)
+    failed = sum(1 for page in pages_ for run in page if run.verdict != "PASSED")
+    yield ('<?xml version="1.0" encoding="utf-8"?>\n'
+           f'<testsuites><testsuite name="scriptast" tests="{total}" '
+           f'failures="{failed}" errors="0" skipped="0">\n')  # fmt: skip
+    for page in pages_:
+        reasons = _reasons(store, [r.id for r in page])
+        lines = []
+        for run in page:
+            name = f"{run.work_dir.rstrip('/').rsplit('/', 1)[-1]} #{run.id}"
+            classname = f"scriptast.{run.workflow}.{run.model or 'unknown'}"
+            elapsed, reason = reasons.get(run.id, (None, ""))
+            time_attr = f' time="{elapsed:.3f}"' if elapsed is not None else ""
+            head = f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}{time_attr}"
+            if run.verdict == "PASSED":
+                lines.append(head + "/>")
+                continue
+            message = f"{run.verdict}: {reason}" if reason else run.verdict
+            lines.append(f"{head}><failure message={quoteattr(message)} "
+                         f"type={quoteattr(run.verdict)}/></testcase>")  # fmt: skip
+        yield "".join(line + "\n" for line in lines)
+    yield "</testsuite></testsuites>\n"
 
 
 def _reasons(store: Store, ids: list[int]) -> dict[int, tuple[float | None, str]]:

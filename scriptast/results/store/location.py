@@ -5,6 +5,7 @@ SQLite, `postgresql://...` (or `postgres://`) PostgreSQL, anything else refused.
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal
 
 import msgspec
@@ -32,22 +33,52 @@ def locate(given: str | None = None) -> Location:
     """The store `given` (a flag) names, else the environment's, else the default."""
     text = given or os.environ.get(ENV) or default_path()
     if text.startswith(("postgresql://", "postgres://")):
-        return Location(kind="postgresql", target=text, shown=_without_password(text))
+        return Location(kind="postgresql", target=text, shown=masked(text))
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") :]  # sqlite:///rel/path, sqlite:////abs/path
     elif "://" in text or text.startswith("sqlite:"):
         scheme = text.split(":", 1)[0]
         raise InputError(
-            f"results store {text!r}: {scheme!r} is not a store scriptast knows; give a "
-            "file path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
+            f"results store {masked(text)!r}: {masked(scheme)!r} is not a store scriptast "
+            "knows; give a file path, sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
         )
     path = os.path.abspath(os.path.expanduser(text))
     return Location(kind="sqlite", target=path, shown=path)
 
 
-def _without_password(url: str) -> str:
-    scheme, rest = url.split("://", 1)
-    credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+_QUERY_SECRET = re.compile(r"(?i)([?&](?:ssl)?password=)[^&#]*")
+_KEYWORD_SECRET = re.compile(r"(?i)\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)")
+
+
+def masked(url: str) -> str:
+    """A store URL (or any connection text) with every password libpq takes shown as `***`:
+    the user's in `user:password@`, and `password=` / `sslpassword=` in the query or as a
+    keyword (a `passfile` names a file, and is shown).
+
+    >>> masked("postgresql://alice:pw@db:5432/r?sslmode=require&password=x")
+    'postgresql://alice:***@db:5432/r?sslmode=require&password=***'
+    """
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return _KEYWORD_SECRET.sub(r"\1***", url)
+    cut = min((rest.find(c) for c in "/?#" if c in rest), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    user, at, hosts = authority.rpartition("@")
+    if at and ":" in user:
+        authority = f"{user.split(':', 1)[0]}:***@{hosts}"
+    tail = _QUERY_SECRET.sub(r"\1***", tail)
+    return f"{scheme}://{authority}{tail}"
+
+
+def passwords(url: str) -> list[str]:
+    """The passwords a store URL holds, as written and URL-decoded (to mask them wherever a
+    driver's message repeats one)."""
+    from urllib.parse import unquote
+
+    found = [m.group(0).split("=", 1)[1] for m in _QUERY_SECRET.finditer(url)]
+    rest = url.partition("://")[2]
+    cut = min((rest.find(c) for c in "/?#" if c in rest), default=len(rest))
+    user, at, _ = rest[:cut].rpartition("@")
+    if at and ":" in user:
+        found.append(user.split(":", 1)[1])
+    return [word for each in found for word in {each, unquote(each)} if len(word) >= 2]
