@@ -125,6 +125,20 @@ def library(url: str) -> list[tuple[str, float]]:
     return found
 
 
+def export_peak(url: str, folder: str, argv: list[str]) -> tuple[float, float]:
+    """(seconds, peak resident MiB) of `results export ARGV -o FILE` on the store."""
+    import os
+
+    start = time.perf_counter()
+    process = subprocess.Popen([SCRIPTAST, "results", "export", *argv, "-o",
+                                f"{folder}/export.out", "--results", url],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"results export {argv} failed")
+    return time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
 def appends(url: str, count: int = 200) -> float:
     """Median ms of one append of a distinct run (a transaction each, as run makes it)."""
     rng = random.Random(f"append-{url}")
@@ -194,6 +208,18 @@ def main() -> int:
                                ("results compare (history)", ["compare"])):  # fmt: skip
                 seconds, _ = timed(argv, big)
                 rows.append((f"{kind}: {name}, command (target < 1 s)", f"{seconds * 1e3:.0f} ms"))
+            with tempfile.TemporaryDirectory() as out:
+                for name, argv in (
+                    ("export --format json, every run", ["--format", "json"]),
+                    (
+                        "export --format json --model (a twentieth)",
+                        ["--format", "json", "--model", MODELS[3]],
+                    ),
+                    ("export --format csv, every run", ["--format", "csv"]),
+                ):
+                    seconds, peak = export_peak(big, out, argv)
+                    rows.append((f"{kind}: {name}: peak RSS (streamed)",
+                                 f"{peak:.0f} MiB in {seconds:.1f} s"))  # fmt: skip
             rows.append((f"{kind}: append one run, median of 200 (target < 20 ms)",
                          f"{appends(big):.2f} ms"))  # fmt: skip
             lost, seconds = two_writers(empty)

@@ -401,6 +401,56 @@ def run(
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 
 
+@app.command(epilog=cli_help.JUDGE)
+def judge(
+    logs: list[str] = typer.Argument(None, help="The job's logs (a CI console log, ...)."),
+    junit: list[str] = typer.Option([], "--junit", help="A JUnit XML report pytest wrote."),
+    report_json: str | None = typer.Option(
+        None, "--report-json", help="trtllm-bench's --report_json file."
+    ),
+    workflow: str | None = typer.Option(
+        None, "--workflow", help="bench, eval, pytest or perf_sanity (default: inferred)."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="The model its references are keyed by (default: inferred)."
+    ),
+    repo_root: str | None = typer.Option(
+        None, "--repo-root", help="A TensorRT-LLM checkout: its accuracy references."
+    ),
+    reference: str | None = REFERENCE,
+    job_spec: str | None = typer.Option(
+        None, "--job-spec", help="The job's job_spec.json: everything as run would have it."
+    ),
+    json_output: bool = JSON_OUTPUT,
+    store: bool = typer.Option(False, "--store", help="Add the verdict to the results store."),
+    results: str | None = RESULTS,
+) -> None:
+    """Judge output a job already wrote, as run judges it: the same verdict and exit code."""
+
+    def judged() -> int:
+        from scriptast.executor.judge_files import JudgeRequest, judge_files, store_files_verdict
+        from scriptast.executor.report import as_json, summary
+
+        request = JudgeRequest(logs=tuple(logs or ()), junit=tuple(junit),
+                               report_json=report_json, workflow=workflow, model=model,
+                               repo_root=repo_root, reference=reference,
+                               job_spec=job_spec)  # fmt: skip
+        record = judge_files(request)
+        if store:
+            from scriptast.errors import StoreError
+
+            try:
+                record.notes += (store_files_verdict(record, request, results),)
+            except StoreError as failed:
+                record.notes += (f"not stored: {failed}",)
+        for line in record.errors:
+            sys.stderr.write(f"error: {line}\n")
+        sys.stdout.write(as_json([record], False) if json_output else summary(record))
+        return record.verdict_exit_code or 0
+
+    _executing(judged)
+
+
 @app.command(epilog=cli_help.WATCH)
 def watch(
     work_dirs: list[str] = WORK_DIRS,

@@ -47,6 +47,12 @@ RUN = _examples(
     "scriptast run out/job --detach && scriptast watch out/job",
     "scriptast run out/job --run-timeout 30m --dry-run",
 )
+JUDGE = _examples(
+    "scriptast judge console.log --junit results.xml",
+    "scriptast judge bench.log --report-json report.json --reference references.toml",
+    "scriptast judge eval.log --model meta-llama/Llama-3.1-8B-Instruct --repo-root TensorRT-LLM",
+    "scriptast judge out/job/*.out --job-spec out/job/job_spec.json --store",
+)
 WATCH = _examples("scriptast watch out/job", "scriptast watch out/sweep/* --json")
 CANCEL = _examples("scriptast cancel out/job")
 ALLOC = _examples("scriptast alloc list", "scriptast alloc release 1234")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 import msgspec
 
@@ -23,7 +24,19 @@ ReadFile = Callable[[str], bytes]
 """Reads a result file by the path the job wrote it at; OSError when it cannot."""
 ListFiles = Callable[[str], list[str]]
 """The regular files a glob matches where the job ran (no link followed), sorted."""
-LineReader = BenchLines | EvalLines
+
+
+class LineReader(Protocol):
+    """What reads a log's figures as it streams: complete lines in blocks, then the figures
+    and the values that were no number."""
+
+    def block(self, data: bytes, source: str, first_line: int) -> None: ...
+
+    def figures(self) -> list[Figure]: ...
+
+    def unreadable(self) -> list[str]: ...
+
+
 SPECIAL_FIGURES = {"cnn_dailymail": "cnn_dailymail rouge1", "voxpopuli": "voxpopuli wer"}
 
 

@@ -131,19 +131,40 @@ def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
         headline_unit=unit,
         stored_at=origin.stored_at,
         record=encode_record(record),
-        figures=tuple(
-            StoredFigure(
-                name=f.name,
-                value=f.value,
-                unit=f.unit,
-                higher_is_better=f.higher_is_better,
-                reference=f.check.reference if f.check else None,
-                lower_bound=f.check.lower if f.check else None,
-                upper_bound=f.check.upper if f.check else None,
-                ok=f.check.ok if f.check else None,
-            )
-            for f in record.figures
-        ),
+        figures=_stored_figures(record),
+    )
+
+
+def judged_run(record: RunRecord, workflow: str, model: str | None, origin: Origin) -> StoredRun:
+    """The row of a run judged from files (`scriptast judge` without a job_spec.json): only
+    its workflow and model are known of its setup; its record says it was not run."""
+    assert record.verdict is not None
+    name, value, unit = _headline(record)
+    return StoredRun(
+        run_uid=run_uid(record), workflow=workflow, model=model, partition=None,
+        gpu_type=None, gpu_count=None, nodes=None, image=None,
+        trtllm_commit=origin.trtllm_commit, spec_digest=None, user_name=origin.user_name,
+        cluster=origin.cluster, work_dir=record.work_dir, job_id=None,
+        verdict=str(record.verdict), submitted_at=record.submitted_at,
+        finished_at=record.finished_at or record.submitted_at, headline_name=name,
+        headline_value=value, headline_unit=unit, stored_at=origin.stored_at,
+        record=encode_record(record), figures=_stored_figures(record),
+    )  # fmt: skip
+
+
+def _stored_figures(record: RunRecord) -> tuple[StoredFigure, ...]:
+    return tuple(
+        StoredFigure(
+            name=f.name,
+            value=f.value,
+            unit=f.unit,
+            higher_is_better=f.higher_is_better,
+            reference=f.check.reference if f.check else None,
+            lower_bound=f.check.lower if f.check else None,
+            upper_bound=f.check.upper if f.check else None,
+            ok=f.check.ok if f.check else None,
+        )
+        for f in record.figures
     )
 
 

@@ -1,0 +1,167 @@
+"""`scriptast judge`: output a job already wrote, judged as `run` judges it. The files are
+written by the stand-ins in upstream's formats (tests/shims/upstream.py): a trtllm-bench log and
+its --report_json, a trtllm-eval log, a CI stage's console log and the JUnit report pytest
+wrote; each verdict and exit code is the one `run` gives for the same output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.shim_recorder import Shims
+from tests.site import Site
+
+SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def tool(shims: Shims, argv: list[str], log: Path, cwd: Path, **env: str) -> None:
+    """Run a stand-in as a job would, its output into `log`."""
+    environment = {**os.environ, "SHIM_LOG": str(shims.log), **env}
+    with open(log, "ab") as out:
+        subprocess.run([str(shims.bin / argv[0]), *argv[1:]], stdout=out,
+                       stderr=subprocess.STDOUT, env=environment, cwd=cwd, check=False)  # fmt: skip
+
+
+def judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCRIPTAST, "judge", *args], capture_output=True, text=True,
+                          cwd=cwd, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def references(tmp_path: Path, value: float) -> Path:
+    path = tmp_path / "references.toml"
+    path.write_text(
+        f'["{LLAMA}".batch]\noutput_throughput = [{value}, -0.10, 0.50, "tokens/s"]\n'
+        f'["{LLAMA}"."*"]\noutput_throughput = [{value}, -0.10, 0.50, "tokens/s"]\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("tps", "code", "verdict"), [("4800.5", 0, "PASSED"), ("4000", 17, "REGRESSED")]
+)
+def test_a_bench_log_and_its_report_are_judged_as_run_judges_them(
+    tmp_path: Path, tps: str, code: int, verdict: str
+) -> None:
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "bench.log"
+    tool(shims, ["trtllm-bench", "--model", LLAMA, "throughput", "--dataset", "d.json",
+                 "--report_json", "report.json"], log, tmp_path, SHIM_BENCH_TPS=tps)  # fmt: skip
+    done = judge(str(log), "--report-json", str(tmp_path / "report.json"), "--reference",
+                 str(references(tmp_path, 5000.0)))  # fmt: skip
+    assert done.returncode == code, done.stdout + done.stderr
+    assert done.stdout.startswith(f"{verdict}  ")
+    assert "workflow bench: inferred from the files" in done.stdout
+    assert f"model {LLAMA}: inferred from the log" in done.stdout
+    assert f"output_throughput {float(tps):.2f} tokens/s (from 4500.00 to 7500.00" in done.stdout
+    record = json.loads(
+        judge(
+            str(log),
+            "--report-json",
+            str(tmp_path / "report.json"),
+            "--reference",
+            str(references(tmp_path, 5000.0)),
+            "--json",
+        ).stdout
+    )
+    assert (
+        record["verdict"] == verdict and record["final_state_source"] == "files (scriptast judge)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("score", "code", "verdict"), [("74.52", 0, "PASSED"), ("41.00", 17, "REGRESSED")]
+)
+def test_an_eval_log_is_judged_against_the_checkouts_references(
+    site: Site, tmp_path: Path, score: str, code: int, verdict: str
+) -> None:
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "eval.log"
+    log.write_text(f"+ trtllm-eval --model {LLAMA} --tp_size 1 gsm8k\n")
+    tool(shims, ["trtllm-eval", "--model", LLAMA, "gsm8k"], log, tmp_path,
+         SHIM_EVAL_MODE="upstream", SHIM_EVAL_ACCURACY=score)  # fmt: skip
+    done = judge(str(log), "--repo-root", str(site.repo))
+    assert done.returncode == code, done.stdout + done.stderr
+    assert done.stdout.startswith(f"{verdict}  ")
+    assert "workflow eval: inferred" in done.stdout and f"model {LLAMA}: inferred" in done.stdout
+    assert f"gsm8k accuracy {score} (threshold 71.00, reference 74.20" in done.stdout
+
+
+def test_a_ci_console_log_and_its_junit_name_the_failed_tests(tmp_path: Path) -> None:
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "console.log"
+    tool(shims, ["pytest", "-v", "--junitxml", str(tmp_path / "results.xml"), "accuracy"], log,
+         tmp_path, SHIM_PYTEST_RESULTS="passed=8,failed=2")  # fmt: skip
+    done = judge(str(log), "--junit", str(tmp_path / "results.xml"))
+    assert done.returncode == 10, done.stdout + done.stderr
+    assert done.stdout.startswith("FAILED  ")
+    assert "tests: 10 run, 8 passed, 2 failed" in done.stdout
+    assert "FAILED accuracy.test_llm_api_pytorch::test_case[0]: AssertionError" in done.stdout
+    passing = tmp_path / "ok"
+    passing.mkdir()
+    tool(shims, ["pytest", "--junitxml", str(passing / "results.xml")], passing / "console.log",
+         passing, SHIM_PYTEST_RESULTS="passed=3")  # fmt: skip
+    ok = judge(str(passing / "console.log"), "--junit", str(passing / "results.xml"))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    none = judge(str(passing / "console.log"), "--workflow", "pytest")
+    assert none.returncode == 11 and "the JUnit report (give --junit FILE)" in none.stdout
+
+
+def test_judged_output_is_stored_marked_as_judged_from_files(tmp_path: Path) -> None:
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "bench.log"
+    tool(shims, ["trtllm-bench", "--model", LLAMA, "throughput", "--dataset", "d.json"], log,
+         tmp_path, SHIM_BENCH_TPS="4800.5")  # fmt: skip
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    done = judge(str(log), "--store", "--results", store)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "judged from files" in done.stdout and "stored in the results store" in done.stdout
+    listed = subprocess.run([SCRIPTAST, "results", "list", "--results", store],
+                            capture_output=True, text=True)  # fmt: skip
+    assert listed.returncode == 0 and LLAMA in listed.stdout and "PASSED" in listed.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [([], "error: give the job's log (and --junit or --report-json if it wrote one)"),
+     (["/nonexistent/log"], "error: cannot read log /nonexistent/log: No such file or directory"),
+     (["/dev/null", "--workflow", "train"], "error: --workflow train: give one of bench, eval, "
+      "pytest, perf_sanity")],
+)  # fmt: skip
+def test_bad_input_is_one_error_line(args: list[str], said: str) -> None:
+    done = judge(*args)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [said]
+
+
+def test_a_log_with_nothing_measured_and_no_exit_line_is_never_passed(tmp_path: Path) -> None:
+    log = tmp_path / "some.log"
+    log.write_text("starting\nall good, I promise\n")
+    done = judge(str(log))
+    assert done.returncode == 11, done.stdout + done.stderr
+    assert done.stdout.startswith("INCONCLUSIVE  ")
+
+
+def test_a_job_spec_gives_everything_as_run_would_have_it(site: Site, tmp_path: Path) -> None:
+    """With --job-spec, the job's own measures (its model, its tasks) and patterns are used,
+    nothing is inferred."""
+    from scriptast.pipeline.emit_job import generate, write_outputs
+
+    command = f"trtllm-eval --model {LLAMA} --tp_size 1 gsm8k"
+    output = generate(site.request(workflow_type="eval", eval_cmd=command, persistent_mode=False),
+                      home=str(site.home))  # fmt: skip
+    write_outputs(output)
+    spec = Path(output.job.work_dir) / "job_spec.json"
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "eval.log"
+    tool(shims, ["trtllm-eval", "--model", LLAMA, "gsm8k"], log, tmp_path,
+         SHIM_EVAL_MODE="upstream", SHIM_EVAL_ACCURACY="41.00")  # fmt: skip
+    done = judge(str(log), "--job-spec", str(spec))
+    assert done.returncode == 17, done.stdout + done.stderr
+    assert "inferred" not in done.stdout
+    assert "gsm8k accuracy 41.00 (threshold 71.00, reference 74.20" in done.stdout
