@@ -1,6 +1,6 @@
 """trtllm-eval's scores as figures, read as the log streams: each task's line as upstream's
 tensorrt_llm/evaluate/ modules log it (mmlu.py, lm_eval.py for gsm8k, gpqa_*, mmmu and the
-other lm-eval tasks, gpqa.py, json_mode_eval.py, longbench_v2.py, cnn_dailymail.py's rouge
+other lm-eval tasks, with their scores_filter or averaged, and LongBench v1's subgroup mean, gpqa.py, json_mode_eval.py, longbench_v2.py, cnn_dailymail.py's rouge
 scores of beam 0, audio_asr.py's WER, covost2.py's BLEU, nemo_skills_eval.py's results)."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ LM_EVAL_TASKS = {
 
 _MMLU = re.compile(r"MMLU weighted average accuracy: " + _N + r" \((\d+)\)")
 _LM_EVAL = re.compile(r"lm-eval (\S+) (?:(\S+) )?accuracy: " + _N)
+_LONGBENCH_V1 = re.compile(r"lm-eval longbench average 'score' across (\d+) subgroups: " + _N)
 _GPQA = re.compile(r"GPQA average accuracy: " + _N + r" \((\d+)\)")
 _JSON_MODE = re.compile(r"JSON Mode Eval (grammar )?accuracy: " + _N + r" \((\d+)\)")
 _LONGBENCH = re.compile(r"Overall Accuracy: " + _N + r"% \((\d+)/(\d+)\)")
@@ -36,18 +37,19 @@ _NEMO_PASS = re.compile(r"pass@1 \(avg-of-\d+\) = " + _N + r"%")
 _NEMO_WIN_RATE = re.compile(r"win_rate_vs_baseline = " + _N + r"%")
 _NEMO_IFBENCH = re.compile(r"strict\s+prompt-level=" + _N + r"%")
 _WORDS = ("accuracy", "Accuracy", "rouge", "WER", "BLEU", "NeMo-Skills", "pass@1", "win_rate",
-          "prompt-level")  # fmt: skip
+          "prompt-level", "subgroups:")  # fmt: skip
 
 
 TASK_KEYWORDS: dict[str, tuple[bytes, ...]] = {
     "cnn_dailymail": (b"rouge",),
     "voxpopuli": (b"WER",),
     "covost2": (b"BLEU",),
+    "longbench_v1": (b"subgroups:",),
 }
 """The words the score lines of a task that prints no `accuracy` hold."""
 ACCURACY = (b"ccuracy",)
 """What every other task's score line holds (of accuracy or Accuracy)."""
-ANY_TASK = (b"ccuracy", b"NeMo-Skills")
+ANY_TASK = (b"ccuracy", b"NeMo-Skills", b"subgroups:")
 """What a log is watched for when its command names no task this reader knows: an accuracy
 line, as lm-eval's and every evaluator but the three above print one, or a NeMo-Skills
 benchmark's results (its commands are many: gpqa_ns, scicode_ns, hle_aa, aa_lcr, ...). The
@@ -88,10 +90,12 @@ class EvalLines(KeywordLines):
         if matched := _MMLU.search(text):
             self._keep("mmlu", "accuracy", matched.group(1), where, int(matched.group(2)))
         elif matched := _LM_EVAL.search(text):
+            # `average accuracy`, or `<filter> accuracy` (`exact_match,strict-match`) when the
+            # task's class names its scores_filter: either is the score its evaluator returns
             task = LM_EVAL_TASKS.get(matched.group(1), matched.group(1))
-            kind = matched.group(2)
-            metric = "accuracy" if kind in (None, "average") else f"{kind} accuracy"
-            self._keep(task, metric, matched.group(3), where)
+            self._keep(task, "accuracy", matched.group(3), where)
+        elif matched := _LONGBENCH_V1.search(text):
+            self._keep("longbench_v1", "accuracy", matched.group(2), where)
         elif matched := _GPQA.search(text):
             self._keep("gpqa", "accuracy", matched.group(1), where, int(matched.group(2)))
         elif matched := _JSON_MODE.search(text):
