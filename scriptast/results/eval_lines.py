@@ -1,7 +1,8 @@
 """trtllm-eval's scores as figures, read as the log streams: each task's line as upstream's
-tensorrt_llm/evaluate/ modules log it (mmlu.py, lm_eval.py for gsm8k, gpqa_*, mmmu and the
-other lm-eval tasks, with their scores_filter or averaged, and LongBench v1's subgroup mean, gpqa.py, json_mode_eval.py, longbench_v2.py, cnn_dailymail.py's rouge
-scores of beam 0, audio_asr.py's WER, covost2.py's BLEU, nemo_skills_eval.py's results)."""
+tensorrt_llm/evaluate/ modules log it (mmlu.py; lm_eval.py for gsm8k, gpqa_*, mmmu and the
+other lm-eval tasks, their scores_filter's line or the average, and LongBench v1's subgroup
+mean; gpqa.py, json_mode_eval.py, longbench_v2.py, cnn_dailymail.py's rouge scores of beam 0,
+audio_asr.py's WER, covost2.py's BLEU, nemo_skills_eval.py's results)."""
 
 from __future__ import annotations
 
