@@ -338,3 +338,14 @@ def test_a_csv_export_never_writes_a_live_formula(runs: RunSite, tmp_path: Path)
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert rows and rows[0]["model"] == "'" + model
     assert not any(cell.startswith(("=", "+", "@")) for row in rows for cell in row.values())
+
+
+def test_the_same_value_printed_again_is_one_figure() -> None:
+    from scriptast.contract.measured import Source
+    from scriptast.results.figure_book import FigureBook
+
+    book = FigureBook("last")
+    for line in (20, 54):
+        book.add("output_throughput", "512.3000", "tokens/s", Source(file="log", line=line))
+    [figure] = book.figures()
+    assert figure.printed == () and figure.source.line == 20

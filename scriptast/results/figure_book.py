@@ -1,7 +1,8 @@
 """The figures a log reader has read, by name: each value read as the tool prints it (a value
-that is no finite number is never a figure, only a note), and a figure printed more than once
-keeps every value with its line and is judged on its worse one (for a bench report printed
-again, on its last: the second report replaces the first)."""
+that is no finite number is never a figure, only a note), and a figure printed with more than
+one value keeps every value with its line and is judged on its worse one (for a bench report
+printed again, on its last: the second report replaces the first). The same value printed again
+is the same figure."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class FigureBook:
             self.found[name] = figure
             return
         printed = before.printed or (Printed(value=before.value, source=before.source),)
+        if any(seen.value == value for seen in printed):
+            return  # the same value again (a report logged twice) says nothing new
         chosen = figure if self.keep == "last" or _worse(figure, before) else before
         seen = Printed(value=value, source=source)
         if len(printed) < MOST_PRINTED:
