@@ -165,3 +165,31 @@ def test_a_job_spec_gives_everything_as_run_would_have_it(site: Site, tmp_path: 
     assert done.returncode == 17, done.stdout + done.stderr
     assert "inferred" not in done.stdout
     assert "gsm8k accuracy 41.00 (threshold 71.00, reference 74.20" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "verdict"), [("1.950000", 0, "PASSED"), ("1.900000", 17, "REGRESSED")]
+)
+def test_an_acceptance_length_is_held_against_upstreams_min_al(
+    tmp_path: Path, value: str, code: int, verdict: str
+) -> None:
+    """accuracy_core.py prints `[AL] <test> acceptance_length = X` and requires X >= min_al in
+    references/acceptance_length.yaml (upstream's file: TestQwen3_4B::test_eagle3's min_al is
+    1.9267)."""
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "console.log"
+    log.write_text(f"[AL] TestQwen3_4B::test_eagle3 acceptance_length = {value}\n"
+                   "[AL] TestNotThere::test_x acceptance_length = 1.000000\n")  # fmt: skip
+    tool(shims, ["pytest", "--junitxml", str(tmp_path / "results.xml")], log, tmp_path,
+         SHIM_PYTEST_RESULTS="passed=2")  # fmt: skip
+    repo = Path(__file__).resolve().parent / "fixtures/upstream_references"
+    done = judge(str(log), "--junit", str(tmp_path / "results.xml"), "--repo-root", str(repo),
+                 "--json")  # fmt: skip
+    assert done.returncode == code, done.stdout + done.stderr
+    record = json.loads(done.stdout)
+    assert record["verdict"] == verdict
+    figures = {f["name"]: f for f in record["figures"]}
+    checked = figures["TestQwen3_4B::test_eagle3 acceptance_length"]["check"]
+    assert checked["lower"] == pytest.approx(1.926694) and checked["reference"] == 2.028099
+    assert "has no entry for TestNotThere::test_x" in figures[
+        "TestNotThere::test_x acceptance_length"]["unchecked"]  # fmt: skip

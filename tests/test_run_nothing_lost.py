@@ -228,7 +228,7 @@ def test_a_third_ctrl_c_leaves_and_names_what_may_still_run(runs: RunSite, tmp_p
     scancel = folder / "scancel"
     scancel.write_text('#!/bin/sh\nsleep 5\nexec /usr/bin/scancel "$@"\n')
     scancel.chmod(0o755)
-    work = _job(runs, "thrice_c", "sleep 120")
+    work = _job(runs, "thrice_c", "sleep 25")  # runs on past the cancel run leaves before
     process = runs.start("run", str(work), PATH=f"{folder}:{runs.environment()['PATH']}")
     running = wait_for(work, "RUNNING")
     for _ in range(3):

@@ -102,7 +102,8 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     version: int
     work_dir: str
-    execution_scenario: ExecutionScenario
+    execution_scenario: ExecutionScenario | None = None
+    """Where the job ran (None: judged from files, `scriptast judge`, not run)."""
     script: str
     submitted_at: str
     submit_command: tuple[str, ...]

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.measured import Figure, Measures, PytestResults
 from scriptast.contract.run_record import RECORD_VERSION, VERDICT_EXIT, RunRecord
@@ -23,6 +22,7 @@ from scriptast.errors import InputError
 from scriptast.executor.followed import utc_now
 from scriptast.executor.job_files import read_regular
 from scriptast.executor.judge import HANG_PATTERN, LogScanner, judge
+from scriptast.results.acceptance import AcceptanceLines
 from scriptast.results.bench_report import BenchLines
 from scriptast.results.eval_lines import EvalLines
 from scriptast.results.judging import LineReader, Measured, line_reader, measure
@@ -51,20 +51,23 @@ class JudgeRequest(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class _Readers:
-    """Both figure readers over one log, for a job whose kind is not known yet; once it is
+    """Every figure reader over one log, for a job whose kind is not known yet; once it is
     (`kind`), the figures are that kind's."""
 
     def __init__(self) -> None:
         self.bench = BenchLines()
         self.eval = EvalLines()
+        self.tests = AcceptanceLines()
         self.kind = "bench"
 
     def block(self, data: bytes, source: str, first_line: int) -> None:
         self.bench.block(data, source, first_line)
         self.eval.block(data, source, first_line)
+        self.tests.block(data, source, first_line)
 
     def chosen(self) -> LineReader:
-        return self.eval if self.kind == "eval" else self.bench
+        found: dict[str, LineReader] = {"eval": self.eval, "pytest": self.tests}
+        return found.get(self.kind, self.bench)
 
     def figures(self) -> list[Figure]:
         return self.chosen().figures()
@@ -240,7 +243,7 @@ def _record(request: JudgeRequest, spec: JobSpec | None, scanners: Sequence[_Sca
         work_dir=os.path.dirname(os.path.abspath(request.job_spec))
         if request.job_spec
         else os.getcwd(),
-        execution_scenario=spec.execution_scenario if spec else ExecutionScenario.local_slurm,
+        execution_scenario=spec.execution_scenario if spec else None,
         script=(spec.script_path or "") if spec else "",
         submitted_at=utc_now(),
         submit_command=("scriptast", "judge", *request.logs),

@@ -13,6 +13,7 @@ import msgspec
 
 from scriptast.contract.measured import Figure, Measures, PytestResults
 from scriptast.results import accuracy
+from scriptast.results.acceptance import SUFFIX as ACCEPTANCE, AcceptanceLines, acceptance_check
 from scriptast.results.bench_report import HEADLINE, BenchLines, report_figures
 from scriptast.results.eval_lines import LM_EVAL_TASKS, EvalLines
 from scriptast.results.junit import JunitError, read_junit
@@ -67,6 +68,8 @@ def line_reader(measures: Measures | None) -> LineReader | None:
         return BenchLines()
     if measures.kind == "eval":
         return EvalLines(measures.tasks)
+    if measures.kind == "pytest":
+        return AcceptanceLines()
     return None
 
 
@@ -229,6 +232,11 @@ def _checked(
         if not isinstance(chosen, str):
             return check(figure, *chosen)
         reason = chosen
+    if figure.name.endswith(ACCEPTANCE):
+        found, error = acceptance_check(figure, repo_root)
+        if error is not None:
+            result.errors.append(error)
+        return found
     if figure.name in accuracy.FIGURES:
         checked = accuracy.accuracy_check(figure, measures, repo_root)
         if checked.error is not None:
