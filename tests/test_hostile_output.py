@@ -349,3 +349,34 @@ def test_the_same_value_printed_again_is_one_figure() -> None:
         book.add("output_throughput", "512.3000", "tokens/s", Source(file="log", line=line))
     [figure] = book.figures()
     assert figure.printed == () and figure.source.line == 20
+
+
+@pytest.mark.slurm
+def test_sigterm_while_storing_keeps_the_verdict(runs: RunSite, postgres: Server) -> None:
+    """The job is over and judged; SIGTERM arrives while the store waits on a lock: the verdict
+    is printed and run exits with it, never 'what it had submitted was cancelled'."""
+    import signal
+    import time
+
+    import psycopg
+
+    url = postgres.fresh()
+    first = runs.emit("first_t", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    assert runs.run("run", str(first), "--results", url, **GOOD_EVAL).returncode == 0
+    work = runs.emit("term", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
+    with psycopg.connect(url) as holder:
+        holder.execute("LOCK TABLE scriptast_runs IN ACCESS EXCLUSIVE MODE")
+        process = runs.start("run", str(work), "--results", url, **GOOD_EVAL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            text = (work / "run.json").read_text() if (work / "run.json").exists() else ""
+            if '"verdict"' in text:
+                break
+            time.sleep(0.1)
+        time.sleep(1)  # it is waiting on the lock now
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        holder.rollback()
+    assert process.returncode == 0, out + err
+    assert "PASSED" in out and "cancelled" not in err
+    assert any("not stored: interrupted while storing" in n for n in record(work)["notes"])
