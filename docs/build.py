@@ -63,6 +63,9 @@ FIELDS = {
     "them), the eval `tasks` and `num_samples`, the `junit` and `report_json` files the job "
     "writes and the `result_glob` of perf_sanity's client logs (paths where it runs), the "
     "`references` file and `gpu_type`. Absent: the job is judged by its success patterns.",
+    "setup": "What the job's figures are compared by in the results store: `gpus` (the GPUs it "
+    "asked for in all: `--gres` per node times the nodes, or a docker job's devices), "
+    "`gpus_per_node` (the partition's node size), `tp`, `pp`, `ep`.",
     "hang_pattern": "The request's hang pattern (a regular expression), when it gave one.",
     "monitor_timeout_seconds": "Not written by emit: the executors' contract field, for a "
     "job_spec.json written by another tool.",
@@ -106,6 +109,8 @@ RUN_READS = {
     "log lines read as they stream, the JUnit XML and --report_json read after it (brought "
     "back from the cluster), held against the references (`--reference`, else `references`).",
     "repo_root": "The accuracy references under tests/integration/defs/accuracy/references/.",
+    "setup": "The results store keys the run by it (with the model, workflow, partition, nodes, "
+    "concurrency, max batch size and quantization): runs compare only within one setup.",
     "hang_pattern": "A log line it matches is a hang: the job is cancelled and judged HANG "
     "(absent: TRT-LLM's detector line, `Hang detected after N seconds`).",
     "monitor_timeout_seconds": "When present: how long the job may run before run cancels it "

@@ -79,7 +79,7 @@ def test_a_judged_run_is_stored_with_its_keys_and_figures(
         figures = connection.execute("SELECT name, value, reference, ok FROM scriptast_figures")
         assert figures.fetchall() == [("gsm8k accuracy", 74.52, 74.2, 1)]
     digest = hashlib.sha256((work / "job_spec.json").read_bytes()).hexdigest()
-    assert row == ("eval", "meta-llama/Llama-3.1-8B-Instruct", "batch", 8, 1, head, digest,
+    assert row == ("eval", "meta-llama/Llama-3.1-8B-Instruct", "batch", 1, 1, head, digest,
                    "PASSED", record(work)["job_id"], str(work), "gsm8k accuracy", 74.52)  # fmt: skip
     listed = runs.run("results", "list")
     assert listed.returncode == 0 and "gsm8k accuracy 74.52 %" in listed.stdout
@@ -183,7 +183,7 @@ def test_a_figure_is_held_against_its_history(runs: RunSite, results_store: Path
     assert (check["reference"], check["lower"], check["ok"]) == (5000.0, 4750.0, False)
     assert check["origin"] == (
         "history: median of the last 5 PASSED bench runs of meta-llama/Llama-3.1-8B-Instruct "
-        "on GPU x8 (runs 5, 4, 3, 2, 1), tolerance 5%"
+        "on GPU x1 (runs 5, 4, 3, 2, 1), tolerance 5%"
     )
     assert "output_throughput 4000.00 tokens/s (threshold 4750.00, reference 5000.00, " \
         "margin -750.00): REGRESSED" in judged.stdout  # fmt: skip

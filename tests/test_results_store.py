@@ -349,7 +349,7 @@ def test_a_store_that_is_not_ours_or_is_newer_is_refused(tmp_path: Path) -> None
     with sqlite3.connect(newer) as connection:
         connection.execute("UPDATE scriptast_schema SET version = 99")
     with pytest.raises(
-        StoreError, match=r"made by a newer scriptast \(schema 99; this one knows 1\)"
+        StoreError, match=r"made by a newer scriptast \(schema 99; this one knows 2\)"
     ):
         Store.open(locate(str(newer)), create=True)
     garbage = tmp_path / "garbage.db"

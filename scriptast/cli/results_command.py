@@ -53,7 +53,10 @@ def _open(results: str | None) -> Store:
     from scriptast.results.store.database import Store
     from scriptast.results.store.location import locate
 
-    return Store.open(locate(results), create=False)
+    store = Store.open(locate(results), create=False)
+    for line in store.migrated:
+        sys.stderr.write(f"note: {line}\n")
+    return store
 
 
 def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since: str | None,
@@ -236,10 +239,9 @@ def _known_figure(store: Store, figure: str) -> None:
 
 
 def _comparisons(found: list[Comparison]) -> str:
-    rows = [("MODEL", "GPUS", "FIGURE", "BASE", "TARGET", "DIFF", "VERDICT")]
+    rows = [("MODEL", "SETUP", "FIGURE", "BASE", "TARGET", "DIFF", "VERDICT")]
     for c in found:
-        gpus = f"{c.gpu_type or 'GPU'}x{c.gpu_count}" if c.gpu_count else (c.gpu_type or "GPU")
-        rows.append((_text(c.model), _text(gpus), _text(c.figure),
+        rows.append((_text(c.model), _text(c.setup or "-"), _text(c.figure),
                      f"{c.base.value:.2f} (n={c.base.runs})" if c.base else "-",
                      f"{c.target.value:.2f} (n={c.target.runs})" if c.target else "-",
                      f"{c.difference:+.2f}%" if c.difference is not None else "-",

@@ -26,6 +26,18 @@ class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
     mpi_plugin: str | None
 
 
+class Setup(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What a run's figures are compared by besides its model and workflow: the GPUs the job
+    asked for in all (`--gres` per node times the nodes, or a docker job's devices), the
+    partition's GPUs a node, and the tensor, pipeline and expert parallelism it runs with."""
+
+    gpus: int | None = None
+    gpus_per_node: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+
+
 class JobLogs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The files the job's output goes to, as its scheduler names them: absolute paths on the
     machine the job runs on, with sbatch's `%j` (the job id) and `%x` (`job_name`) still in
@@ -72,6 +84,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     transport: str
     logs: JobLogs
     measures: Measures | None = None
+    setup: Setup | None = None
     hang_pattern: str | None = None
     monitor_timeout_seconds: float | None = None
     files: dict[str, str] = {}

@@ -26,7 +26,8 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     `dtype` and `spec_dec_algo` are the LLM API options of `--extra_llm_api_options` (its
     `dtype`, its `speculative_config.decoding_type`) the references are looked up by as well;
     `llm_api_unread` says why that file could not be read (then the entry without them is
-    used)."""
+    used); `concurrency` and `max_batch_size` what the command runs with, where it says (they
+    key the results store's comparisons)."""
 
     kind: Kind
     model: str | None = None
@@ -45,6 +46,8 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     references: str | None = None
     baseline: Literal["history"] | None = None
     gpu_type: str | None = None
+    concurrency: int | None = None
+    max_batch_size: int | None = None
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

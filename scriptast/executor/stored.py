@@ -50,6 +50,7 @@ def store_judged(followed: Sequence[Followed], session: Session | None, location
     try:
         with Store.open(location, create=True, timeout=APPEND_TIMEOUT) as store:
             ids = [store.append(row) for row in rows]
+            migrated = store.migrated
     except (StoreError, KeyboardInterrupt) as error:
         # the jobs are over and judged: an interrupt here stops the storing, not the verdict
         why = str(error) if isinstance(error, StoreError) else "interrupted while storing"
@@ -62,5 +63,6 @@ def store_judged(followed: Sequence[Followed], session: Session | None, location
         return
     for each, run_id in zip(judged, ids, strict=True):
         said = f"as run {run_id}" if run_id is not None else "before (the same run)"
-        each.record.notes += (f"stored in the results store {location.shown} {said}",)
+        each.record.notes += (f"stored in the results store {location.shown} {said}",
+                              *migrated)  # fmt: skip
         each.save()

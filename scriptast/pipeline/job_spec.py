@@ -8,7 +8,7 @@ import msgspec
 from scriptast.builders.category import Patterns
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.axes import DOCKER
-from scriptast.contract.job_spec import JobLogs, JobSpec
+from scriptast.contract.job_spec import JobLogs, JobSpec, Setup
 from scriptast.contract.measured import Measures
 
 
@@ -73,6 +73,25 @@ def build_job_spec(
         transport=where.transport,
         logs=logs,
         measures=measures,
+        setup=setup_of(job),
         hang_pattern=job.request.hang_pattern,
         files=files or {},
+    )
+
+
+def setup_of(job: ResolvedJob) -> Setup:
+    """The GPUs the job asked for in all (`--gres` per node times the nodes; a docker job or a
+    job without gres: its required devices), the partition's node size, and tp/pp/ep."""
+    gpus = job.required_devices
+    slurm = job.slurm
+    if slurm is not None and slurm.gres:
+        count = slurm.gres.rsplit(":", 1)[-1]
+        if count.isdigit():
+            gpus = int(count) * slurm.nodes
+    return Setup(
+        gpus=gpus,
+        gpus_per_node=slurm.gpus_per_node if slurm is not None else None,
+        tp=job.tp,
+        pp=job.pp,
+        ep=job.ep,
     )

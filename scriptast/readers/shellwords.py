@@ -164,6 +164,12 @@ def words(text: str, what: str = "command") -> list[str]:
     return [t.value for t in tokenize(text, what) if t.kind == "word"]
 
 
+def whole_flag(argv: list[str] | tuple[str, ...], *names: str) -> int | None:
+    """The LAST `--name N` as a whole number (None: absent, or not a plain count)."""
+    value = flag_value(argv, *names)
+    return int(value) if value is not None and value.isdigit() else None
+
+
 def flag_value(argv: list[str] | tuple[str, ...], *names: str) -> str | None:
     """The value of the LAST `--name N` or `--name=N` among `argv`."""
     found: str | None = None

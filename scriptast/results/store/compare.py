@@ -1,5 +1,6 @@
-"""`results compare`: each figure per (model, GPU type, GPU count), one side's runs against
-the other's (an aggregate of each, the difference in %, a verdict against a tolerance), or
+"""`results compare`: each figure per setup (model, workflow, partition, GPU type, the GPUs the
+job asked for, nodes, tp/pp/ep, concurrency, max batch size, quantization), one side's runs
+against the other's (an aggregate of each, the difference in %, a verdict against a tolerance), or
 each key's newest run against the median of its earlier PASSED runs (the history baseline).
 Only runs whose steps all succeeded (PASSED, REGRESSED) carry figures worth comparing."""
 
@@ -14,6 +15,7 @@ import msgspec
 
 from scriptast.results.store.database import Store
 from scriptast.results.store.queries import RunFilter, where
+from scriptast.results.store.rows import SETUP, Comparable
 
 MEASURED = ("PASSED", "REGRESSED")
 AGGREGATES: dict[str, Callable[[Sequence[float]], float]] = {
@@ -22,8 +24,8 @@ AGGREGATES: dict[str, Callable[[Sequence[float]], float]] = {
     "min": min,
     "max": max,
 }
-Key = tuple[str | None, str | None, int | None, str]
-"""(model, GPU type, GPU count, figure name)."""
+Key = tuple[Any, ...]
+"""The SETUP values, then the figure name."""
 
 
 class Side(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,6 +46,8 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     gpu_count: int | None
     figure: str
     unit: str
+    setup: str = ""
+    """The setup in words (`GPU x2, tp2`): runs compare only within one."""
     base: Side | None = None
     target: Side | None = None
     difference: float | None = None
@@ -68,9 +72,16 @@ def _difference(base: float, target: float) -> float:
 
 
 _FIGURES = (
-    "SELECT r.id, r.model, r.gpu_type, r.gpu_count, f.name, f.value, f.unit, f.higher_is_better "
-    "FROM scriptast_runs r JOIN scriptast_figures f ON f.run_id = r.id"
+    f"SELECT r.id, {', '.join('r.' + c for c in SETUP)}, f.name, f.value, f.unit, "
+    "f.higher_is_better FROM scriptast_runs r JOIN scriptast_figures f ON f.run_id = r.id"
 )
+
+
+def _common(key: Key) -> dict[str, Any]:
+    """A comparison's setup fields, from its key."""
+    setup = Comparable(**dict(zip(SETUP, key[: len(SETUP)], strict=True)))
+    return {"model": setup.model, "gpu_type": setup.gpu_type, "gpu_count": setup.gpu_count,
+            "setup": setup.words()}  # fmt: skip
 
 
 def _values(store: Store, chosen: RunFilter, figure: str | None) -> list[tuple[Any, ...]]:
@@ -89,8 +100,9 @@ def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate
     facts: dict[Key, tuple[str, bool | None]] = {}
     for chosen in (base, target):
         found: dict[Key, list[float]] = defaultdict(list)
-        for _id, model, gpu_type, gpus, name, value, unit, higher in _values(store, chosen, figure):
-            key = (model, gpu_type, gpus, name)
+        for row in _values(store, chosen, figure):
+            name, value, unit, higher = row[-4:]
+            key = (*row[1 : 1 + len(SETUP)], name)
             found[key].append(float(value))
             facts[key] = (unit, None if higher is None else bool(higher))
         sides.append(found)
@@ -98,9 +110,7 @@ def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate
     for key in sorted(set(sides[0]) | set(sides[1]), key=_order):
         unit, higher = facts[key]
         before, after = sides[0].get(key), sides[1].get(key)
-        common: dict[str, Any] = {"model": key[0], "gpu_type": key[1], "gpu_count": key[2],
-                                  "figure": key[3],
-                  "unit": unit}  # fmt: skip
+        common: dict[str, Any] = {**_common(key), "figure": key[-1], "unit": unit}
         if not before or not after:
             missing = "the base" if not before else "the target"
             said = f"not judged: no run of {missing} has it"
@@ -120,24 +130,26 @@ def _side(combine: Callable[[Sequence[float]], float], values: list[float] | Non
     return Side(value=combine(values), runs=len(values)) if values else None
 
 
-def _order(key: Key) -> tuple[str, str, int, str]:
-    return (key[0] or "", key[1] or "", key[2] or 0, key[3])
+def _order(key: Key) -> tuple[str, ...]:
+    return tuple("" if part is None else f"{part:>12}" if isinstance(part, int) else str(part)
+                 for part in key)  # fmt: skip
 
 
 def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth: int = 5,
                     figure: str | None = None) -> list[Comparison]:  # fmt: skip
-    """Each (model, GPU type, GPU count, workflow)'s newest measured run against the median
-    of its `depth` PASSED runs before it; fewer than `depth` earlier runs: not judged."""
+    """Each setup's newest measured run against the median of its `depth` PASSED runs before
+    it; fewer than `depth` earlier runs: not judged."""
     clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
     rows = store.rows(
-        "SELECT r.id, r.model, r.gpu_type, r.gpu_count, r.workflow, r.verdict FROM "
+        f"SELECT r.id, {', '.join('r.' + c for c in SETUP)}, r.verdict FROM "
         f"scriptast_runs r{clause} ORDER BY r.finished_at DESC, r.id DESC",
         values,
     )
     newest: dict[tuple[Any, ...], int] = {}
     earlier: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for run_id, model, gpu_type, gpus, workflow, verdict in rows:
-        key = (model, gpu_type, gpus, workflow)
+    for row in rows:
+        run_id, verdict = row[0], row[-1]
+        key = tuple(row[1:-1])
         if key not in newest:
             newest[key] = int(run_id)
         elif verdict == "PASSED" and len(earlier[key]) < depth:
@@ -145,13 +157,12 @@ def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth:
     figures = _figures_of(store, [*newest.values(), *(i for ids in earlier.values() for i in ids)],
                           figure)  # fmt: skip
     out = []
-    for key in sorted(newest, key=lambda k: (k[0] or "", k[1] or "", k[2] or 0, k[3])):
+    for key in sorted(newest, key=_order):
         baseline = earlier[key]
         for name, (value, unit, higher) in sorted(figures.get(newest[key], {}).items()):
-            common: dict[str, Any] = {"model": key[0], "gpu_type": key[1], "gpu_count": key[2],
-                                      "figure": name,
-                      "unit": unit, "target": Side(value=value, runs=1),
-                      "baseline_runs": tuple(baseline)}  # fmt: skip
+            common: dict[str, Any] = {**_common((*key, name)), "figure": name, "unit": unit,
+                                      "target": Side(value=value, runs=1),
+                                      "baseline_runs": tuple(baseline)}  # fmt: skip
             history = [figures[i][name][0] for i in baseline if name in figures.get(i, {})]
             if len(history) < depth:
                 said = (f"not judged: {len(history)} earlier PASSED run(s) with it, the "

@@ -33,6 +33,8 @@ class Store:
     def __init__(self, location: Location, connection: Any) -> None:
         self.location = location
         self._connection = connection
+        self.migrated: list[str] = []
+        """What opening it changed in an older store, for the user to read."""
 
     @classmethod
     def open(cls, location: Location, *, create: bool, timeout: float = 30.0) -> Store:
@@ -147,7 +149,7 @@ class Store:
             )
         if version == SCHEMA_VERSION:
             return
-        if not create:
+        if not create and version == 0:
             raise StoreError(
                 f"results store {self.location.shown} holds no runs yet: `scriptast run` stores "
                 "each run it judges there, `scriptast results import WORK_DIR` adds recorded ones"
@@ -166,6 +168,8 @@ class Store:
             for statements in steps[current:]:
                 for statement in statements:
                     self.execute(statement)
+            if 0 < current < 2:
+                self.migrated += recompute_setups(self)
             self.execute("DELETE FROM scriptast_schema")
             self.execute("INSERT INTO scriptast_schema (version) VALUES (?)", [SCHEMA_VERSION])
 
@@ -175,6 +179,59 @@ class Store:
         else:
             sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         return [str(row[0]) for row in self.rows(sql)]
+
+
+def recompute_setups(store: Store) -> list[str]:
+    """Each stored run's setup keys worked out again from its work dir's job_spec.json, when
+    that file is still there and is the one stored (its digest): the GPU count the job asked
+    for (a schema 1 store kept its partition's node size), tp/pp/ep, concurrency, max batch
+    size, quantization, the short model name. What changed, in words."""
+    import hashlib
+
+    import msgspec
+
+    from scriptast.common.text_files import regular_file_bytes
+    from scriptast.contract.job_spec import JobSpec
+    from scriptast.results.store.rows import comparable
+
+    rows = store.rows("SELECT id, work_dir, spec_digest, gpu_count FROM scriptast_runs")
+    changed, kept = 0, 0
+    before_after: dict[tuple[Any, Any], int] = {}
+    for run_id, work_dir, digest, gpus in rows:
+        try:
+            data, _ = regular_file_bytes(os.path.join(str(work_dir), "job_spec.json"), 1 << 24,
+                                         follow_links=False)  # fmt: skip
+        except OSError:
+            kept += 1
+            continue
+        if digest and hashlib.sha256(data).hexdigest() != digest:
+            kept += 1
+            continue
+        try:
+            key = comparable(msgspec.json.decode(data, type=JobSpec))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            kept += 1
+            continue
+        store.execute(
+            "UPDATE scriptast_runs SET gpu_count = ?, gpus_per_node = ?, tp = ?, pp = ?, ep = ?, "
+            "concurrency = ?, max_batch_size = ?, quantization = ?, model_name = ? WHERE id = ?",
+            [key.gpu_count, key.gpus_per_node, key.tp, key.pp, key.ep, key.concurrency,
+             key.max_batch_size, key.quantization, key.model_name, run_id],
+        )  # fmt: skip
+        if key.gpu_count != gpus:
+            changed += 1
+            pair = (gpus, key.gpu_count)
+            before_after[pair] = before_after.get(pair, 0) + 1
+    said = [f"results store {store.location.shown} moved to schema {SCHEMA_VERSION}: "
+            f"{len(rows) - kept} run(s) keyed again from their job_spec.json "
+            f"(tp, pp, ep, concurrency, max batch size, quantization), {changed} with another "
+            "GPU count (the GPUs the job asked for, not its partition's node size)"]  # fmt: skip
+    said += [f"  {n} run(s): GPU count {old} -> {new}" for (old, new), n in
+             sorted(before_after.items(), key=lambda item: str(item[0]))]  # fmt: skip
+    if kept:
+        said.append(f"  {kept} run(s) kept as stored: their job_spec.json is gone or changed; "
+                    "their GPU count may be their partition's node size")  # fmt: skip
+    return said
 
 
 def _flag(value: bool | None) -> int | None:

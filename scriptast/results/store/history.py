@@ -1,5 +1,5 @@
 """A figure with no reference judged against its own history (`--baseline history`): the
-median of the last N comparable PASSED runs (same workflow, model, GPU type and GPU count),
+median of the last N comparable PASSED runs (the same setup: every key of rows.SETUP),
 with a tolerance the way the figure regresses; fewer than N such runs: said, not judged."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import msgspec
 from scriptast.contract.measured import Check, Figure
 from scriptast.errors import StoreError
 from scriptast.results.store.location import Location
-from scriptast.results.store.rows import Comparable
+from scriptast.results.store.rows import SETUP, Comparable
 
 if TYPE_CHECKING:  # the store (sqlite3, a driver) is opened only when a job is judged
     from scriptast.results.store.database import Store
@@ -36,7 +36,7 @@ def earlier(store: Store, key: Comparable, figure: str, depth: int) -> list[tupl
     """(run id, value) of the figure in the newest `depth` comparable PASSED runs."""
     clauses: list[str] = ["r.verdict = 'PASSED'", "f.name = ?"]
     values: list[object] = [figure]
-    for column in ("workflow", "model", "gpu_type", "gpu_count"):
+    for column in SETUP:
         clause, value = _matches(column, getattr(key, column))
         clauses.append(clause)
         values += value
@@ -62,9 +62,8 @@ def held(figure: Figure, history: list[tuple[int, float]], baseline: HistoryBase
     margins = [figure.value - lower if lower is not None else None,
                upper - figure.value if upper is not None else None]  # fmt: skip
     margin = min(m for m in margins if m is not None)
-    gpus = f"{key.gpu_type or 'GPU'} x{key.gpu_count}" if key.gpu_count else key.gpu_type or "GPU"
     origin = (f"history: median of the last {baseline.depth} PASSED {key.workflow} runs of "
-              f"{key.model} on {gpus} (runs {', '.join(str(i) for i, _ in history)}), "
+              f"{key.model} on {key.words()} (runs {', '.join(str(i) for i, _ in history)}), "
               f"tolerance {baseline.tolerance:g}%")  # fmt: skip
     check = Check(reference=median, lower=lower, upper=upper, origin=origin, margin=margin,
                   ok=margin >= 0)  # fmt: skip

@@ -9,6 +9,7 @@ import hashlib
 import msgspec
 
 from scriptast.contract.job_spec import JobSpec
+from scriptast.contract.measured import Measures
 from scriptast.contract.run_record import RunRecord, encode_record
 
 
@@ -49,6 +50,14 @@ class RunKeys(msgspec.Struct, frozen=True, kw_only=True):
     headline_value: float | None
     headline_unit: str | None
     stored_at: str
+    model_name: str | None = None
+    gpus_per_node: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+    concurrency: int | None = None
+    max_batch_size: int | None = None
+    quantization: str | None = None
 
 
 class StoredRun(RunKeys, frozen=True, kw_only=True):
@@ -78,44 +87,126 @@ def run_uid(record: RunRecord) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
+SETUP = (
+    "workflow",
+    "model",
+    "partition",
+    "gpu_type",
+    "gpu_count",
+    "nodes",
+    "tp",
+    "pp",
+    "ep",
+    "concurrency",
+    "max_batch_size",
+    "quantization",
+)
+"""The keys two runs must agree on to be compared: the same setup (`gpu_count` the GPUs the job
+asked for in all, never its partition's node size)."""
+
+
 class Comparable(msgspec.Struct, frozen=True, kw_only=True):
-    """What makes two runs comparable: the same workflow, model, GPU type and GPU count."""
+    """What makes two runs comparable: every SETUP key agrees (None matches None only); the
+    model is the one the job ran (the HF id where known), `model_name` the short name emit
+    derived from it."""
 
     workflow: str
     model: str | None
-    gpu_type: str | None
-    gpu_count: int | None
+    partition: str | None = None
+    gpu_type: str | None = None
+    gpu_count: int | None = None
+    nodes: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+    concurrency: int | None = None
+    max_batch_size: int | None = None
+    quantization: str | None = None
+    model_name: str | None = None
+    gpus_per_node: int | None = None
+
+    def words(self) -> str:
+        """The setup in a few words: `GPU x2, tp2, FP8` (what differs between runs)."""
+        gpus = f"{self.gpu_type or 'GPU'} x{self.gpu_count}" if self.gpu_count else (
+            self.gpu_type or "GPU")  # fmt: skip
+        parts = [gpus] + [f"{name}{getattr(self, name)}" for name in ("tp", "pp", "ep")
+                          if getattr(self, name) not in (None, 0, 1)]  # fmt: skip
+        if self.concurrency:
+            parts.append(f"concurrency {self.concurrency}")
+        if self.max_batch_size:
+            parts.append(f"max batch {self.max_batch_size}")
+        if self.quantization:
+            parts.append(self.quantization)
+        return ", ".join(parts)
+
+
+def job_gpus(spec: JobSpec) -> int | None:
+    """The GPUs the job asked for in all: job_spec's setup, else `--gres` per node times the
+    nodes (an older job_spec.json), else its tasks; never the partition's node size."""
+    if spec.setup is not None and spec.setup.gpus is not None:
+        return spec.setup.gpus
+    params = spec.slurm_params
+    if params is None:
+        return None
+    count = (params.gres or "").rsplit(":", 1)[-1]
+    return int(count) * params.nodes if count.isdigit() else params.ntasks
+
+
+def quantization(measures: Measures | None) -> str | None:
+    """The quantization a run's references and comparisons are keyed by: `FP8`, `NVFP4/FP8`
+    (weights, then the KV cache), None when nothing says it is quantized."""
+    if measures is None:
+        return None
+    parts = [measures.quant_algo, measures.kv_cache_quant_algo]
+    if not any(parts):
+        return None
+    return "/".join(part or "none" for part in parts) if parts[1] else parts[0]
 
 
 def comparable(spec: JobSpec) -> Comparable:
     """A job's comparison key, as the store keeps it."""
     params = spec.slurm_params
-    gpus = None
-    if params is not None:
-        gpus = params.nodes * params.gpus_per_node if params.gpus_per_node else params.ntasks
     measures = spec.measures
+    setup = spec.setup
     return Comparable(
         workflow=str(spec.workflow_type),
         model=(measures.model if measures and measures.model else None) or spec.model_name,
-        gpu_type=measures.gpu_type if measures else None,
-        gpu_count=gpus,
+        model_name=spec.model_name,
+        partition=params.partition if params else None,
+        gpu_type=measures.gpu_type if measures else spec.device_type,
+        gpu_count=job_gpus(spec),
+        gpus_per_node=params.gpus_per_node if params else None,
+        nodes=params.nodes if params else spec.node_count,
+        tp=setup.tp if setup else None,
+        pp=setup.pp if setup else None,
+        ep=setup.ep if setup else None,
+        concurrency=measures.concurrency if measures else None,
+        max_batch_size=measures.max_batch_size if measures else None,
+        quantization=quantization(measures),
     )
 
 
 def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
     """The row of a judged run (record.verdict is set)."""
     assert record.verdict is not None
-    params = spec.slurm_params
     key = comparable(spec)
     name, value, unit = _headline(record)
     return StoredRun(
         run_uid=run_uid(record),
         workflow=key.workflow,
         model=key.model,
-        partition=params.partition if params else None,
+        model_name=key.model_name,
+        partition=key.partition,
         gpu_type=key.gpu_type,
         gpu_count=key.gpu_count,
-        nodes=params.nodes if params else spec.node_count,
+        gpus_per_node=key.gpus_per_node,
+        nodes=key.nodes,
+        tp=key.tp,
+        pp=key.pp,
+        ep=key.ep,
+        concurrency=key.concurrency,
+        max_batch_size=key.max_batch_size,
+        quantization=key.quantization,
         image=spec.container_image or spec.docker_image or None,
         trtllm_commit=origin.trtllm_commit,
         spec_digest=origin.spec_digest,

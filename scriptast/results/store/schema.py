@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptast.results.store.rows import RunKeys
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KEY_COLUMNS = RunKeys.__struct_fields__
 """The columns of a run besides its id, its uid and its record (run.json), in table order."""
 
@@ -36,5 +36,22 @@ def migrations(serial: str) -> list[list[str]]:
             "CREATE INDEX scriptast_runs_commit ON scriptast_runs (trtllm_commit)",
             "CREATE INDEX scriptast_figures_name ON scriptast_figures (name, run_id)",
             "CREATE INDEX scriptast_figures_run ON scriptast_figures (run_id)",
+        ],
+        [  # the setup keys (issue: a tp2 run was keyed by its partition's 8 GPUs)
+            *(
+                f"ALTER TABLE scriptast_runs ADD COLUMN {column} {kind}"
+                for column, kind in (
+                    ("model_name", "TEXT"),
+                    ("gpus_per_node", "INTEGER"),
+                    ("tp", "INTEGER"),
+                    ("pp", "INTEGER"),
+                    ("ep", "INTEGER"),
+                    ("concurrency", "INTEGER"),
+                    ("max_batch_size", "INTEGER"),
+                    ("quantization", "TEXT"),
+                )
+            ),
+            "CREATE INDEX scriptast_runs_setup ON scriptast_runs "
+            "(model, workflow, gpu_count, tp, pp, finished_at)",
         ],
     ]

@@ -10,7 +10,7 @@ from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.categories.bench.work import last_bench_invocation
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.measured import Measures
-from scriptast.readers.shellwords import flag_value
+from scriptast.readers.shellwords import flag_value, whole_flag
 
 
 def measures(job: ResolvedJob) -> Measures | None:
@@ -29,4 +29,6 @@ def measures(job: ResolvedJob) -> Measures | None:
         model=flag_value(argv, "--model", "-m"),
         report_json=report,
         gpu_type=job.request.device_type,
+        concurrency=whole_flag(argv, "--concurrency"),
+        max_batch_size=whole_flag(argv, "--max_batch_size"),
     )

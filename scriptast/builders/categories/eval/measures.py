@@ -14,7 +14,7 @@ from scriptast.builders.categories.eval.work import EvalWork
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.measured import Measures
-from scriptast.readers.shellwords import flag_value, tokenize
+from scriptast.readers.shellwords import flag_value, tokenize, whole_flag
 
 TASK_COMMANDS = frozenset(
     {
@@ -62,6 +62,7 @@ def measures(job: ResolvedJob) -> Measures | None:
         tasks=tasks,
         num_samples=int(samples) if samples and samples.isdigit() else None,
         gpu_type=job.request.device_type,
+        max_batch_size=whole_flag(argv, "--max_batch_size"),
     )
 
 
