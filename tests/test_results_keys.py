@@ -100,3 +100,32 @@ def test_a_first_schema_store_is_keyed_again_from_each_runs_job_spec(
         "  1 run(s) kept as stored: their job_spec.json is gone or changed; their GPU count may "
         "be their partition's node size",
     ]
+
+
+@pytest.mark.slurm
+def test_a_store_that_does_not_open_is_said_before_anything_is_submitted(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """A PostgreSQL server that does not answer, or a SQLite file in a folder that does not
+    exist (a share not mounted), is one error line and nothing submitted, and the folder is
+    never made; --no-store runs without a store."""
+    from tests.ssh_server import free_port
+
+    work = _bench(runs, "unstored", 1)
+    missing = tmp_path / "share" / "team"
+    for url in (f"postgresql://scriptast:secret@127.0.0.1:{free_port()}/results",
+                f"sqlite:///{missing}/r.db"):  # fmt: skip
+        done = runs.run("run", str(work), "--results", url, SHIM_BENCH_TPS="500")
+        assert done.returncode == 2, done.stdout + done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith("error: results store ") and line.endswith(
+            "nothing was submitted; give a store that opens (--results) or run with --no-store"
+        )
+        assert "secret" not in line
+        assert not (work / "run.json").exists()
+    assert not (tmp_path / "share").exists()
+    done = runs.run("run", str(work), "--results", f"sqlite:///{missing}/r.db", "--no-store",
+                    SHIM_BENCH_TPS="500")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (tmp_path / "share").exists()
+    assert not any("stored" in note for note in record(work).get("notes", []))

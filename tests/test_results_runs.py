@@ -88,12 +88,16 @@ def test_a_judged_run_is_stored_with_its_keys_and_figures(
 def test_a_store_that_cannot_take_the_run_never_costs_the_verdict(
     runs: RunSite, tmp_path: Path
 ) -> None:
-    """A store whose folder cannot be made (under a regular file): PASSED, exit 0, the record
-    in run.json says it was not stored and how to add it; `results import` adds it once."""
+    """The store opened when the job was submitted; by the verdict its folder is a regular
+    file (a share gone): PASSED, exit 0, the record in run.json says it was not stored and how
+    to add it; `results import` adds it once."""
     blocked = tmp_path / "a-file"
-    blocked.write_text("")
     work = runs.emit("unstored", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
-    done = runs.run("run", str(work), SCRIPTAST_RESULTS=str(blocked / "results.db"), **GOOD)
+    store = str(blocked / "results.db")
+    submitted = runs.run("run", "--detach", str(work), SCRIPTAST_RESULTS=store, **GOOD)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    blocked.write_text("")
+    done = runs.run("watch", str(work), SCRIPTAST_RESULTS=store)
     assert done.returncode == 0, done.stdout + done.stderr
     found = record(work)
     assert found["verdict"] == "PASSED"
@@ -220,11 +224,15 @@ def test_the_request_asks_for_a_history_baseline(runs: RunSite) -> None:
 
 
 def test_an_unreachable_postgresql_store_never_costs_the_verdict(runs: RunSite) -> None:
+    """The server stops answering while the job runs (`run --detach`, then `watch`): the
+    verdict stands and the note hides the password."""
     from tests.ssh_server import free_port
 
     url = f"postgresql://scriptast:secret@127.0.0.1:{free_port()}/results"  # nothing listens
     work = runs.emit("away", workflow_type="eval", eval_cmd=EVAL, persistent_mode=False)
-    done = runs.run("run", str(work), "--results", url, **GOOD)
+    submitted = runs.run("run", "--detach", str(work), "--results", url, **GOOD)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    done = runs.run("watch", str(work), "--results", url)
     assert done.returncode == 0, done.stdout + done.stderr
     (note,) = [n for n in record(work)["notes"] if n.startswith("not stored")]
     assert note.startswith(

@@ -40,6 +40,7 @@ LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A new, empty store of each kind."""
     if request.param == "sqlite":
+        (tmp_path / "store").mkdir()  # a store's folder is the user's to make (a share)
         return str(tmp_path / "store" / "results.db")
     server: Server = request.getfixturevalue("postgres")
     return server.fresh()

@@ -313,6 +313,9 @@ REFERENCE = typer.Option(
     "--reference",
     help="A references file (TOML or YAML) to hold the figures against (default: the job's).",
 )
+NO_STORE = typer.Option(
+    False, "--no-store", help="Keep the verdict in run.json only; open no results store."
+)
 BASELINE = typer.Option(
     None,
     "--baseline",
@@ -368,6 +371,7 @@ def run(
     fetch: list[str] = FETCH,
     reference: str | None = REFERENCE,
     results: str | None = RESULTS,
+    no_store: bool = NO_STORE,
     baseline: str | None = BASELINE,
     baseline_runs: int = BASELINE_RUNS,
     tolerance: str = TOLERANCE,
@@ -394,6 +398,7 @@ def run(
         fetch=tuple(fetch),
         reference=reference,
         results=results,
+        store=not no_store,
         baseline=_baseline(baseline),
         baseline_runs=baseline_runs,
         tolerance=_tolerance(tolerance),

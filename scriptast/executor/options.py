@@ -43,6 +43,8 @@ class RunOptions(msgspec.Struct, kw_only=True):
     results: str | None = None
     """The results store each judged run is added to (`--results`; None: SCRIPTAST_RESULTS,
     else the default file)."""
+    store: bool = True
+    """False (`--no-store`): no results store is opened; the record stays in run.json."""
     baseline: str | None = None
     """`history`: figures without a reference are held against the store's earlier runs."""
     baseline_runs: int = 5

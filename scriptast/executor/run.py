@@ -34,7 +34,7 @@ from scriptast.executor.shown import shown as escaped
 from scriptast.executor.stored import store_judged
 from scriptast.results.reference_file import References, read_references
 from scriptast.results.store.history import HistoryBaseline
-from scriptast.results.store.location import locate
+from scriptast.results.store.location import Location, locate
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.write import replace_file
@@ -233,7 +233,8 @@ def follow(
     )
     records = follower.run()
     _name_allocations(followed, session, options)
-    store_judged(followed, session, locate(options.results))
+    if options.store:
+        store_judged(followed, session, locate(options.results))
     return records
 
 
@@ -296,7 +297,7 @@ def run_work_dirs(
 ) -> int:
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
-    locate(options.results)  # a store URL that is not one is refused before anything runs
+    location = locate(options.results)  # a URL that is not a store is refused before anything
     jobs = load_jobs(work_dirs, options.reference, options.force, options)
     if options.dry_run:
         import shlex
@@ -305,11 +306,27 @@ def run_work_dirs(
             for argv in dry_run_commands(job, options):
                 console.result(shlex.join(argv) + "\n")
         return 0
+    if not options.detach and options.store:
+        reachable(location)  # a store that cannot take the verdict is said before submitting
     session = open_session(jobs, options, transport)
     try:
         return _submit_and_follow(jobs, session, options, console, json_output)
     finally:
         _close(session, options)
+
+
+def reachable(location: Location) -> None:
+    """RunError, before anything is submitted, when the results store does not open (a
+    PostgreSQL server that does not answer, a SQLite file in a folder that does not exist):
+    give another with --results, or run with --no-store."""
+    from scriptast.errors import StoreError
+    from scriptast.results.store.database import Store
+
+    try:
+        Store.open(location, create=True, timeout=10.0).close()
+    except StoreError as error:
+        raise RunError(f"{error}: nothing was submitted; give a store that opens (--results) "
+                       "or run with --no-store") from None  # fmt: skip
 
 
 def _close(session: Session, options: RunOptions) -> None:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from scriptast.errors import StoreError
-from scriptast.results.store.location import Location, masked, passwords
+from scriptast.results.store.location import Location, default_path, masked, passwords
 from scriptast.results.store.rows import StoredRun
 from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
 
@@ -257,6 +257,10 @@ def _sqlite(path: str, create: bool, timeout: float) -> sqlite3.Connection:
         folder = os.path.dirname(path)
         if os.path.lexists(folder) and not os.path.isdir(folder):
             raise StoreError(f"results store {path}: {folder} is not a folder")
+        if not os.path.isdir(folder) and path != default_path():
+            # a team share that is not mounted must not become a folder on the local disk
+            raise StoreError(f"results store {path}: its folder {folder} does not exist "
+                             "(a share not mounted?)")  # fmt: skip
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
         except OSError as error:
