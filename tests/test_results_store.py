@@ -444,3 +444,32 @@ def test_a_run_json_of_another_user_is_not_imported(site: Any, tmp_path: Path) -
         os.chown(work / "run.json", 0, 0)
     done = results("import", str(work), "--results", str(store))
     assert (done.returncode, done.stdout) == (0, f"{work}: stored as run 1\n")
+
+
+def test_exports_ci_reads_name_whole_models_and_say_why_a_run_is_inconclusive(url: str) -> None:
+    """JUnit: a classname whose only dots are package separators (Jenkins splits at each: a
+    model's `3.1` must not make a package), an INCONCLUSIVE run's reason (never `None`); a
+    pytest run's passed tests listed as whole numbers."""
+    inconclusive = a_run(1, finished=day(1), verdict="INCONCLUSIVE")
+    record = msgspec.json.decode(inconclusive.record, type=RunRecord)
+    record.missing = ("output_throughput",)
+    record.reason = "None"
+    inconclusive = msgspec.structs.replace(inconclusive, record=encode_record(record))
+    passed = PytestResults(source="r.xml", tests=5, failures=0, errors=0, skipped=0)
+    tests_run = msgspec.structs.replace(
+        a_run(2, finished=day(2), workflow="pytest", tests=passed),
+        headline_name="tests passed",
+        headline_value=5.0,
+        headline_unit="of 5",
+    )
+    with Store.open(locate(url), create=True) as store:
+        store.append(inconclusive)
+        store.append(tests_run)
+    junit = ElementTree.fromstring(results("export", "--format", "junit", "--results", url).stdout)
+    cases = {c.get("name"): c for c in junit.iter("testcase")}
+    assert cases["run1 #1"].get("classname") == "scriptast.bench.meta-llama/Llama-3_1-8B-Instruct"
+    failure = cases["run1 #1"].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "INCONCLUSIVE: missing output_throughput"
+    listed = results("list", "--results", url).stdout
+    assert "tests passed 5 of 5" in listed and "5.00 of 5" not in listed

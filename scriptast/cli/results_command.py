@@ -86,7 +86,9 @@ def _headline(run: RunRow) -> str:
     if run.headline_name is None or run.headline_value is None:
         return "-"
     unit = f" {run.headline_unit}" if run.headline_unit else ""
-    return _text(f"{run.headline_name} {run.headline_value:.2f}{unit}")
+    value = run.headline_value
+    shown = f"{value:.0f}" if run.headline_name == "tests passed" else f"{value:.2f}"
+    return _text(f"{run.headline_name} {shown}{unit}")
 
 
 def _gpus(run: RunRow) -> str:

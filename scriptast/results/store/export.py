@@ -112,7 +112,7 @@ def as_junit(store: Store, runs: Iterable[list[RunRow]]) -> Iterator[str]:
         lines = []
         for run in page:
             name = f"{run.work_dir.rstrip('/').rsplit('/', 1)[-1]} #{run.id}"
-            classname = f"scriptast.{run.workflow}.{run.model or 'unknown'}"
+            classname = f"scriptast.{run.workflow}.{_package_name(run.model or 'unknown')}"
             elapsed, reason = reasons.get(run.id, (None, ""))
             time_attr = f' time="{elapsed:.3f}"' if elapsed is not None else ""
             head = f"<testcase classname={quoteattr(classname)} name={quoteattr(name)}{time_attr}"
@@ -124,6 +124,12 @@ def as_junit(store: Store, runs: Iterable[list[RunRow]]) -> Iterator[str]:
                          f"type={quoteattr(run.verdict)}/></testcase>")  # fmt: skip
         yield "".join(line + "\n" for line in lines)
     yield "</testsuite></testsuites>\n"
+
+
+def _package_name(model: str) -> str:
+    """A model as one part of a JUnit classname: CI tools (Jenkins) split a classname at its
+    dots, so `meta-llama/Llama-3.1-8B-Instruct` is written `meta-llama/Llama-3_1-8B-Instruct`."""
+    return model.replace(".", "_")
 
 
 def _reasons(store: Store, ids: list[int]) -> dict[int, tuple[float | None, str]]:
@@ -141,13 +147,22 @@ def _reasons(store: Store, ids: list[int]) -> dict[int, tuple[float | None, str]
 
 
 def _why(record: RunRecord) -> str:
+    """Why a run did not pass, in a few words: its failed tests, its figures outside their
+    references, what could not be read or was missing, the errors, else its end."""
     if record.tests is not None and record.tests.failed:
         return "; ".join(f"{t.id}: {t.message}" for t in record.tests.failed[:20])
     bad = [f for f in record.figures if f.check is not None and not f.check.ok]
     if bad:
         return "; ".join(f"{f.name} {f.value:g} outside its reference" for f in bad)
+    said = [*record.errors, *(f"could not read {u}" for u in record.unread)]
     if record.missing:
-        return "missing " + ", ".join(record.missing)
-    if record.reason:
+        said.append("missing " + ", ".join(record.missing))
+    if record.tests is not None and record.tests.passed <= 0:
+        said.append("no test passed (every one skipped, or none ran)")
+    if said:
+        return "; ".join(said)
+    if record.reason and record.reason not in ("None", "(null)"):
         return record.reason
+    if record.exit_code is None:
+        return f"state {record.state}, no exit code"
     return f"state {record.state}, exit code {record.exit_code}"
