@@ -473,3 +473,23 @@ def test_exports_ci_reads_name_whole_models_and_say_why_a_run_is_inconclusive(ur
     assert failure.get("message") == "INCONCLUSIVE: missing output_throughput"
     listed = results("list", "--results", url).stdout
     assert "tests passed 5 of 5" in listed and "5.00 of 5" not in listed
+
+
+def test_csv_has_a_column_a_figure_with_its_unit_and_figures_narrows_them(url: str) -> None:
+    with Store.open(locate(url), create=True) as store:
+        store.append(a_run(1, finished=day(1), value=1000.0))
+        store.append(a_run(2, finished=day(2), value=250.5, figure="avg_ttft", higher=False))
+    every = results("export", "--format", "csv", "--results", url)
+    assert every.returncode == 0, every.stderr
+    rows = list(csv.DictReader(io.StringIO(every.stdout)))
+    assert [r["id"] for r in rows] == ["2", "1"]
+    assert (
+        rows[0]["avg_ttft [tokens/s]"] == "250.5" and rows[0]["output_throughput [tokens/s]"] == ""
+    )
+    assert rows[1]["output_throughput [tokens/s]"] == "1000.0" and rows[1]["verdict"] == "PASSED"
+    assert {"gpu_count", "tp", "quantization", "model"} <= set(rows[0])
+    narrowed = results("export", "--format", "csv", "--figures", "avg_ttft", "--results", url)
+    header = narrowed.stdout.splitlines()[0].split(",")
+    assert "avg_ttft [tokens/s]" in header and "output_throughput [tokens/s]" not in header
+    wrong = results("export", "--format", "csv", "--figures", "tpot", "--results", url)
+    assert wrong.returncode == 1 and wrong.stderr.startswith("error: --figures tpot: no chosen")

@@ -261,14 +261,25 @@ def export_command(
     gpu_type: str | None = GPU_TYPE,
     since: str | None = SINCE,
     verdict: str | None = VERDICT,
+    figures: str | None = typer.Option(
+        None, "--figures", help="CSV: only these figures' columns (comma-separated names)."
+    ),
     results: str | None = RESULTS,
 ) -> None:
-    """The chosen runs as CSV, JSON or JUnit XML (a test case a run; a run not PASSED is a
-    failed case with its verdict and reason)."""
+    """The chosen runs as CSV (a row a run: its keys, verdict and a column a figure), JSON or
+    JUnit XML (a test case a run; a run not PASSED is a failed case with its verdict and
+    reason)."""
 
     def exported() -> int:
         from scriptast.errors import InputError
-        from scriptast.results.store.export import FORMATS, as_csv, as_json, as_junit, pages
+        from scriptast.results.store.export import (
+            FORMATS,
+            as_csv,
+            as_json,
+            as_junit,
+            figure_columns,
+            pages,
+        )
 
         if format_name not in FORMATS:
             raise InputError(f"--format {format_name}: give one of {', '.join(FORMATS)}")
@@ -276,7 +287,8 @@ def export_command(
         with _open(results) as store:
             runs = pages(store, chosen)
             if format_name == "csv":
-                chunks = as_csv(runs)
+                wanted = [n.strip() for n in (figures or "").split(",") if n.strip()]
+                chunks = as_csv(store, runs, figure_columns(store, chosen, wanted))
             elif format_name == "json":
                 chunks = as_json(store, runs)
             else:

@@ -10,13 +10,14 @@ import csv
 import io
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import msgspec
 
 from scriptast.contract.run_record import RunRecord
+from scriptast.errors import InputError
 from scriptast.results.store.database import Store
 from scriptast.results.store.queries import SUMMARY, RunFilter, RunRow, where
 
@@ -69,14 +70,38 @@ def safe_cell(value: object) -> object:
     return "" if value is None else value
 
 
-def as_csv(runs: Iterable[list[RunRow]]) -> Iterator[str]:
-    """The runs as CSV, a page at a time."""
+def figure_columns(store: Store, chosen: RunFilter, wanted: Sequence[str] = ()) -> list[
+    tuple[str, str]
+]:  # fmt: skip
+    """(name, unit) of each figure the chosen runs hold, sorted (only `wanted` when given);
+    InputError naming a wanted figure none of them holds."""
+    clause, values = where(chosen)
+    found = sorted({(str(name), str(unit)) for name, unit in store.rows(
+        "SELECT DISTINCT f.name, f.unit FROM scriptast_figures f JOIN scriptast_runs r ON "
+        f"r.id = f.run_id{clause}", values)})  # fmt: skip
+    if not wanted:
+        return found
+    names = {name for name, _ in found}
+    unknown = [name for name in wanted if name not in names]
+    if unknown:
+        raise InputError(f"--figures {unknown[0]}: no chosen run has it; 'scriptast results "
+                         "show RUN_ID' lists a run's figures")  # fmt: skip
+    return [(name, unit) for name, unit in found if name in wanted]
+
+
+def as_csv(store: Store, runs: Iterable[list[RunRow]], columns: list[tuple[str, str]]
+           ) -> Iterator[str]:  # fmt: skip
+    """The runs as CSV, a page at a time: one row a run, its keys and verdict, then one column
+    a figure (`name [unit]`; empty where the run has none)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(_FIELDS)
+    writer.writerow([*_FIELDS, *(f"{name} [{unit}]" if unit else name for name, unit in columns)])
     for page in runs:
+        figures = _figures(store, [run.id for run in page]) if columns else {}
         for run in page:
-            writer.writerow([safe_cell(getattr(run, f)) for f in _FIELDS])
+            values = {(f["name"], f["unit"]): f["value"] for f in figures.get(run.id, [])}
+            writer.writerow([*(safe_cell(getattr(run, f)) for f in _FIELDS),
+                             *(safe_cell(values.get(column)) for column in columns)])  # fmt: skip
         yield out.getvalue()
         out.seek(0)
         out.truncate()
