@@ -47,7 +47,7 @@ def test_a_two_split_stage_runs_both_splits_and_names_the_failing_test(
     assert all((split / "results.xml").is_file() for split in splits)
     (failed,) = [f for t in tests for f in t.get("failed", [])]
     (failing_split,) = [name for name, verdict in verdicts.items() if verdict == "FAILED"]
-    test_id = f"{failing_split}.accuracy.test_llm_api_pytorch.{FAILING}"
+    test_id = f"accuracy/test_llm_api_pytorch.py::{FAILING}"  # the node id to paste
     assert failed["id"] == test_id
     assert failed["message"].startswith("AssertionError: accuracy/test_llm_api_pytorch.py::")
     assert test_id in done.stdout  # the verdict names it

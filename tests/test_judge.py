@@ -101,7 +101,7 @@ def test_a_ci_console_log_and_its_junit_name_the_failed_tests(tmp_path: Path) ->
     assert done.returncode == 10, done.stdout + done.stderr
     assert done.stdout.startswith("FAILED  ")
     assert "tests: 10 run, 8 passed, 2 failed" in done.stdout
-    assert "FAILED accuracy.test_llm_api_pytorch::test_case[0]: AssertionError" in done.stdout
+    assert "FAILED accuracy/test_llm_api_pytorch.py::test_case[0]: AssertionError" in done.stdout
     passing = tmp_path / "ok"
     passing.mkdir()
     tool(shims, ["pytest", "--junitxml", str(passing / "results.xml")], passing / "console.log",

@@ -489,3 +489,37 @@ def test_lm_evals_table_reads_top_level_scores_only() -> None:
              for f in lm_eval_figures(table, "a.log", "t1")]  # fmt: skip
     assert found == [("t1 mmlu acc", 0.68, True, 3),
                      ("t1 wikitext word_perplexity", 9.12, False, 6)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("classname", "file", "prefix", "expected", "sure"),
+    [
+        ("accuracy.test_llm_api_pytorch.TestLlama3_1_8BInstruct", None, None,
+         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_fp8_kvcache[a-b]", True),
+        ("DGX_H100-PyTorch-3.accuracy.test_llm_api_pytorch.TestLlama3_1_8BInstruct", None,
+         "DGX_H100-PyTorch-3",
+         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_fp8_kvcache[a-b]", True),
+        ("DGX_H100-PyTorch-3.accuracy.test_llm_api_pytorch.TestLlama3_1_8BInstruct", None, None,
+         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_fp8_kvcache[a-b]", False),
+        ("accuracy.test_llm_api_pytorch.TestLlama3_1_8BInstruct", "accuracy/test_llm_api_pytorch.py",
+         None, "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_fp8_kvcache[a-b]",
+         True),
+        ("a.b", None, None, "a.b::test_fp8_kvcache[a-b]", False),
+    ],
+)  # fmt: skip
+def test_a_failed_test_is_recorded_as_the_node_id_a_person_pastes(
+    classname: str, file: str | None, prefix: str | None, expected: str, sure: bool
+) -> None:
+    """pytest's JUnit classname is the module's dotted path and its classes (after a CI
+    stage's --test-prefix); the id is the one `pytest <id>` runs, and an unsure mapping is
+    said."""
+    from scriptast.results.junit import node_id
+
+    assert node_id(classname, "test_fp8_kvcache[a-b]", file, prefix) == (expected, sure)
+    case = f'<testcase classname="{classname}" name="test_fp8_kvcache[a-b]"' + (
+        f' file="{file}"' if file else "") + '><failure message="x"/></testcase>'  # fmt: skip
+    suite = f'<testsuite tests="1" failures="1">{case}</testsuite>'
+    tests = read_junit(suite.encode(), "r.xml", prefix)
+    [failed] = tests.failed
+    assert failed.id == expected
+    assert bool(tests.notes) == (not sure and failed.junit is not None)

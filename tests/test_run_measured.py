@@ -75,11 +75,11 @@ def test_a_pytest_job_with_two_of_ten_failing_is_failed_naming_both(runs: RunSit
     assert (tests["tests"], tests["failures"], tests["errors"], tests["skipped"]) == (10, 2, 0, 0)
     assert tests["source"] == str(work / "results.xml")
     assert [(t["id"], t["message"]) for t in tests["failed"]] == [
-        ("accuracy.test_llm_api_pytorch::test_case[0]", "AssertionError: assert 40.0 >= 71.0"),
-        ("accuracy.test_llm_api_pytorch::test_case[1]", "AssertionError: assert 41.0 >= 71.0"),
+        ("accuracy/test_llm_api_pytorch.py::test_case[0]", "AssertionError: assert 40.0 >= 71.0"),
+        ("accuracy/test_llm_api_pytorch.py::test_case[1]", "AssertionError: assert 41.0 >= 71.0"),
     ]
     assert "tests: 10 run, 8 passed, 2 failed, 0 errors, 0 skipped" in done.stdout
-    assert "FAILED accuracy.test_llm_api_pytorch::test_case[1]: AssertionError" in done.stdout
+    assert "FAILED accuracy/test_llm_api_pytorch.py::test_case[1]: AssertionError" in done.stdout
 
 
 def test_a_pytest_job_whose_every_test_skipped_is_inconclusive(runs: RunSite) -> None:
@@ -187,7 +187,7 @@ def test_a_four_rank_pytest_job_is_judged_from_rank_0s_one_report(runs: RunSite)
     found = record(work)
     assert (found["tests"]["tests"], found["tests"]["failures"]) == (10, 1)
     assert [t["id"] for t in found["tests"]["failed"]] == [
-        "accuracy.test_llm_api_pytorch::test_case[0]"
+        "accuracy/test_llm_api_pytorch.py::test_case[0]"
     ]
     launched = [r for r in runs.shims.records() if r["prog"] in ("pytest", "trtllm-llmapi-launch")]
     assert sorted(r["env"]["SLURM_PROCID"] for r in launched if r["prog"] == "pytest") == ["0"]

@@ -48,6 +48,8 @@ class Measures(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     gpu_type: str | None = None
     concurrency: int | None = None
     max_batch_size: int | None = None
+    test_prefix: str | None = None
+    """pytest's `--test-prefix` (a CI stage's name in front of each JUnit classname)."""
 
 
 class Source(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -104,13 +106,16 @@ class Figure(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class FailedTest(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """A test that did not pass: its id, `failed` or `error`, its message's first line and its
-    duration in seconds."""
+    """A test that did not pass: its pytest node id (what a person pastes to run it again),
+    `failed` or `error`, its message's first line and its duration in seconds."""
 
     id: str
     outcome: Literal["failed", "error"]
     message: str = ""
     seconds: float | None = None
+    junit: str | None = None
+    """The JUnit report's `classname::name` when it is not the id (`(ambiguous)` when the id
+    was read from it without a file)."""
 
 
 class PytestResults(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

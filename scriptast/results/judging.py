@@ -119,7 +119,8 @@ def measure(
                 _take(found, figure, result)
     if measures.junit:
         try:
-            result.tests = read_junit(read_file(measures.junit), measures.junit)
+            result.tests = read_junit(read_file(measures.junit), measures.junit,
+                                      measures.test_prefix)  # fmt: skip
         except (OSError, JunitError) as error:
             result.unread.append(f"{measures.junit}: {_why(error)}")
     expected = expected_figures(measures)

@@ -26,7 +26,7 @@ from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import SLURM
 from scriptast.contract.measured import Measures
 from scriptast.errors import ResolveError
-from scriptast.readers.shellwords import Token, tokenize
+from scriptast.readers.shellwords import Token, flag_value, tokenize
 
 JUNIT_NAME = "results.xml"
 """The JUnit report's name in the work directory (TRT-LLM's CI judges its results.xml)."""
@@ -348,7 +348,9 @@ def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
 
 def measures(job: ResolvedJob) -> Measures | None:
     """The JUnit report the test command writes (None: it writes none scriptast knows of)."""
-    junit = job.work_as(PytestWork).junit
-    if junit is None:
+    work = job.work_as(PytestWork)
+    if work.junit is None:
         return None
-    return Measures(kind="pytest", junit=junit, gpu_type=job.request.device_type)
+    argv = list(work.test.argv or ())
+    return Measures(kind="pytest", junit=work.junit, gpu_type=job.request.device_type,
+                    test_prefix=flag_value(argv, "--test-prefix"))  # fmt: skip
