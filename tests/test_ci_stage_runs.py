@@ -48,7 +48,8 @@ def test_a_two_split_stage_runs_both_splits_and_names_the_failing_test(
     (failed,) = [f for t in tests for f in t.get("failed", [])]
     (failing_split,) = [name for name, verdict in verdicts.items() if verdict == "FAILED"]
     test_id = f"accuracy/test_llm_api_pytorch.py::{FAILING}"  # the node id to paste
-    assert failed["id"] == test_id
+    assert failed["id"] == test_id  # the stage's prefix taken off the JUnit classname
+    assert failed["junit"] == f"{failing_split}.accuracy.test_llm_api_pytorch.{FAILING}"
     assert failed["message"].startswith("AssertionError: accuracy/test_llm_api_pytorch.py::")
     assert test_id in done.stdout  # the verdict names it
     assert "1 FAILED, 1 PASSED" in done.stdout
