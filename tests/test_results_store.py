@@ -493,3 +493,57 @@ def test_csv_has_a_column_a_figure_with_its_unit_and_figures_narrows_them(url: s
     assert "avg_ttft [tokens/s]" in header and "output_throughput [tokens/s]" not in header
     wrong = results("export", "--format", "csv", "--figures", "tpot", "--results", url)
     assert wrong.returncode == 1 and wrong.stderr.startswith("error: --figures tpot: no chosen")
+
+
+def test_compare_two_runs_a_set_and_a_run_and_filters_that_match_nothing(url: str) -> None:
+    """`compare A B`: two run ids; A a commit, a window or history; every key a filter; a
+    filter that matches nothing says so (list exits 0, compare 11)."""
+    with Store.open(locate(url), create=True) as store:
+        for number, value in enumerate((1000.0, 1010.0, 990.0, 1005.0, 995.0), 1):
+            store.append(a_run(number, finished=day(number), value=value, commit="b" * 40))
+        store.append(a_run(6, finished=day(8), value=700.0, commit="c" * 40))
+        store.append(a_run(7, finished=day(9), value=690.0, gpus=8, commit="c" * 40))
+    two = results("compare", "1", "6", "--results", url)
+    assert two.returncode == 17, two.stdout + two.stderr
+    assert "-30.00%" in two.stdout and "REGRESSED" in two.stdout
+    by_commit = results("compare", "b" * 7, "6", "--results", url)
+    assert by_commit.returncode == 17 and "(n=5)" in by_commit.stdout
+    by_window = results("compare", "until 2026-11-07", "6", "--results", url)
+    assert by_window.returncode == 17 and "(n=5)" in by_window.stdout
+    history = results("compare", "history", "6", "--results", url, "--json")
+    assert history.returncode == 17, history.stdout + history.stderr
+    [compared] = json.loads(history.stdout)
+    assert compared["target_run"] == 6 and compared["base"]["value"] == 1000.0
+    assert compared["baseline_runs"] == [5, 4, 3, 2, 1]
+    other = results("compare", "1", "7", "--results", url)  # another GPU count: no pair
+    assert "not judged: no run of the base has it" in other.stdout
+    pooled = results("compare", "--base", "until 2026-11-08T12:00:00Z", "--target",
+                     "since 2026-11-08T12:00:00Z", "--group-by", "model", "--aggregate", "mean",
+                     "--results", url)  # fmt: skip
+    assert pooled.returncode == 17 and "(n=2)" in pooled.stdout  # 6 and 7 pooled
+    for args in (["--gpus", "8"], ["--partition", "batch", "--until", "2026-11-02"],
+                 ["--commit", "ccc", "--user", "alice", "--cluster", "lo"]):  # fmt: skip
+        listed = results("list", *args, "--results", url)
+        assert listed.returncode == 0 and len(listed.stdout.splitlines()) > 1, args
+    none = results("list", "--tp", "4", "--results", url)
+    assert (none.returncode, none.stdout) == (0, "no stored run matches\n")
+    nothing = results("compare", "--partition", "elsewhere", "--results", url)
+    assert (nothing.returncode, nothing.stdout) == (11, "nothing to compare: no stored run "
+                                                        "matches\n")  # fmt: skip
+    bad = results("compare", "--group-by", "colour", "--results", url)
+    assert bad.returncode == 1 and bad.stderr.startswith("error: --group-by colour: give one of")
+
+
+def test_show_prints_a_run_whole(url: str) -> None:
+    run = a_run(1, finished=day(1), value=1000.0)
+    record = msgspec.json.decode(run.record, type=RunRecord)
+    extra = Figure(name="avg_ttft", value=42.5, unit="ms", source=Source(file="o.log", line=10),
+                   higher_is_better=False)  # fmt: skip
+    record.figures = (*record.figures, extra)
+    record.notes = ("a note worth reading",)
+    with Store.open(locate(url), create=True) as store:
+        store.append(msgspec.structs.replace(run, record=encode_record(record)))
+    shown = results("show", "1", "--results", url)
+    assert shown.returncode == 0, shown.stderr
+    assert "avg_ttft 42.50 ms (no reference" in shown.stdout
+    assert "note: a note worth reading" in shown.stdout and "gpu_count" in shown.stdout

@@ -37,6 +37,15 @@ WORKFLOW = typer.Option(None, "--workflow", help="Only runs of this workflow (ev
 GPU_TYPE = typer.Option(None, "--gpu-type", help="Only runs on this GPU type.")
 SINCE = typer.Option(None, "--since", help="Only runs finished since: 7d, 12h, 2026-11-01.")
 VERDICT = typer.Option(None, "--verdict", help="Only runs with this verdict (PASSED, ...).")
+UNTIL = typer.Option(None, "--until", help="Only runs finished before: 1d, 2026-12-01.")
+PARTITION = typer.Option(None, "--partition", help="Only runs on this partition.")
+CLUSTER = typer.Option(None, "--cluster", help="Only runs on this cluster.")
+COMMIT = typer.Option(None, "--commit", help="Only runs of this TRT-LLM commit (a prefix).")
+USER = typer.Option(None, "--user", help="Only runs of this user.")
+GPUS = typer.Option(None, "--gpus", min=1, help="Only runs that asked for this many GPUs.")
+TP = typer.Option(None, "--tp", min=1, help="Only runs at this tensor parallelism.")
+NOTHING_MATCHES = 11
+"""compare's exit when no stored run matches what was asked (INCONCLUSIVE's code)."""
 
 
 def _guarded(action: Callable[[], int]) -> None:
@@ -60,8 +69,10 @@ def _open(results: str | None) -> Store:
 
 
 def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since: str | None,
-            verdict: str | None, window: str | None = None, commit: str | None = None
-            ) -> RunFilter:  # fmt: skip
+            verdict: str | None, window: str | None = None, commit: str | None = None,
+            **keys: object) -> RunFilter:  # fmt: skip
+    """The runs the options choose; `keys` are RunFilter's other fields (partition, cluster,
+    user_name, gpu_count, tp) and `until`."""
     from scriptast.contract.run_record import Verdict
     from scriptast.errors import InputError
     from scriptast.results.store.queries import RunFilter
@@ -70,10 +81,14 @@ def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since
     if verdict is not None and verdict.upper() not in Verdict.__members__:
         raise InputError(f"--verdict {verdict}: give one of {', '.join(Verdict.__members__)}")
     chosen = parse_window(window) if window else Window()
-    if since is not None:
-        chosen = parse_window(f"since {since}")
+    until = keys.pop("until", None)
+    if since is not None or until is not None:
+        words = " ".join(f"{side} {value}" for side, value in (("since", since), ("until", until))
+                         if value is not None)  # fmt: skip
+        chosen = parse_window(words)
+    given = {k: v for k, v in keys.items() if v is not None}
     return RunFilter(model=model, workflow=workflow, gpu_type=gpu_type, commit=commit,
-                     verdict=verdict, window=chosen)  # fmt: skip
+                     verdict=verdict, window=chosen, **given)  # type: ignore[arg-type]  # fmt: skip
 
 
 def _text(value: object) -> str:
@@ -108,7 +123,14 @@ def list_command(
     workflow: str | None = WORKFLOW,
     gpu_type: str | None = GPU_TYPE,
     since: str | None = SINCE,
+    until: str | None = UNTIL,
     verdict: str | None = VERDICT,
+    partition: str | None = PARTITION,
+    cluster: str | None = CLUSTER,
+    commit: str | None = COMMIT,
+    user: str | None = USER,
+    gpus: int | None = GPUS,
+    tp: int | None = TP,
     limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs."),
     results: str | None = RESULTS,
 ) -> None:
@@ -117,7 +139,9 @@ def list_command(
     def listed() -> int:
         from scriptast.results.store.queries import list_runs
 
-        chosen = _filter(model, workflow, gpu_type, since, verdict)
+        chosen = _filter(model, workflow, gpu_type, since, verdict, None, commit, until=until,
+                         partition=partition, cluster=cluster, user_name=user, gpu_count=gpus,
+                         tp=tp)  # fmt: skip
         with _open(results) as store:
             runs = list_runs(store, chosen, limit)
         rows = [("ID", "FINISHED", "VERDICT", "WORKFLOW", "MODEL", "GPUS", "HEADLINE", "WORK_DIR")]
@@ -135,7 +159,8 @@ def show_command(
     json_output: bool = typer.Option(False, "--json", help="Print the stored record as JSON."),
     results: str | None = RESULTS,
 ) -> None:
-    """One stored run, whole: its keys, then its verdict as run printed it."""
+    """One stored run, whole: its keys, then its verdict as run printed it, with every figure
+    and its reference and margin, the failed tests and the notes."""
 
     def shown() -> int:
         import msgspec
@@ -152,7 +177,7 @@ def show_command(
         keys = {field: getattr(row, field) for field in SUMMARY}
         width = max(len(k) for k in keys)
         sys.stdout.write("".join(f"{k:<{width}}  {_text(v)}\n" for k, v in keys.items()))
-        sys.stdout.write("\n" + summary(msgspec.json.decode(text, type=RunRecord)))
+        sys.stdout.write("\n" + summary(msgspec.json.decode(text, type=RunRecord), True))
         return 0
 
     _guarded(shown)
@@ -160,39 +185,71 @@ def show_command(
 
 @results_app.command("compare")
 def compare_command(
+    sides: list[str] = typer.Argument(
+        None,
+        help="A B: run B against A (a run id, a commit, a window such as 'since 7d', or "
+        "'history': B's earlier PASSED runs of its setup).",
+    ),
     base: str | None = typer.Option(None, "--base", help="The base window: 'since 14d until 7d'."),
     target: str | None = typer.Option(None, "--target", help="The target window: 'since 7d'."),
     base_commit: str | None = typer.Option(None, "--base-commit", help="Base: this commit."),
     target_commit: str | None = typer.Option(None, "--target-commit", help="Target: this commit."),
     aggregate: str = typer.Option("median", "--aggregate", help="mean, median, min or max."),
+    group_by: list[str] = typer.Option(
+        [], "--group-by", help="Compare per these keys only (model, tp, gpu_count, ...)."
+    ),
     tolerance: str = typer.Option("5%", "--tolerance", help="A difference beyond this regresses."),
     depth: int = typer.Option(5, "--depth", min=1, help="History: the last N PASSED runs."),
     figure: str | None = typer.Option(None, "--figure", help="Only this figure."),
     model: str | None = MODEL,
     workflow: str | None = WORKFLOW,
     gpu_type: str | None = GPU_TYPE,
+    partition: str | None = PARTITION,
+    cluster: str | None = CLUSTER,
+    commit: str | None = COMMIT,
+    user: str | None = USER,
+    gpus: int | None = GPUS,
+    tp: int | None = TP,
+    verdict: str | None = VERDICT,
+    since: str | None = SINCE,
+    until: str | None = UNTIL,
     json_output: bool = typer.Option(False, "--json", help="Print the comparisons as JSON."),
     results: str | None = RESULTS,
 ) -> None:
-    """Each figure per (model, GPU type, GPU count): base against target (windows or commits;
-    with neither, each key's newest run against the median of its earlier PASSED runs), the
-    difference in % and a verdict against the tolerance; exits 17 when one regressed."""
+    """Each figure per setup (model, workflow, partition, GPU type, the GPUs the job asked
+    for, nodes, tp/pp/ep, concurrency, max batch size, quantization): A against B (two runs,
+    or a set and a run), base against target (windows or commits), or with neither each
+    setup's newest run against the median of its earlier PASSED runs; the difference in % and
+    a verdict against the tolerance. Exits 17 when one regressed, 11 when nothing matched."""
 
     def compared() -> int:
         import msgspec
 
         from scriptast.errors import InputError
         from scriptast.results.store.compare import AGGREGATES, compare_history, compare_sides
+        from scriptast.results.store.rows import SETUP
 
         if aggregate not in AGGREGATES:
             raise InputError(f"--aggregate {aggregate}: give one of {', '.join(AGGREGATES)}")
+        unknown = [key for key in group_by if key not in SETUP]
+        if unknown:
+            raise InputError(f"--group-by {unknown[0]}: give one of {', '.join(SETUP)}")
         allowed = tolerance_percent(tolerance)
-        sides = (base, target, base_commit, target_commit)
+        keys = {"until": until, "partition": partition, "cluster": cluster, "user_name": user,
+                "gpu_count": gpus, "tp": tp}  # fmt: skip
+        windows = (base, target, base_commit, target_commit)
+        given = list(sides or ())
+        if given and any(windows):
+            raise InputError("give A B, or --base/--target, or --base-commit/--target-commit")
         with _open(results) as store:
             if figure is not None:
                 _known_figure(store, figure)
-            if not any(sides):
-                chosen = _filter(model, workflow, gpu_type, None, None)
+            if given:
+                found = _compare_named(store, given, allowed, aggregate, depth, figure,
+                                       tuple(group_by) or SETUP)  # fmt: skip
+            elif not any(windows):
+                chosen = _filter(model, workflow, gpu_type, since, verdict, None, commit,
+                                 **keys)  # fmt: skip
                 found = compare_history(store, chosen, tolerance=allowed, depth=depth,
                                         figure=figure)  # fmt: skip
             else:
@@ -201,18 +258,70 @@ def compare_command(
                 ):
                     raise InputError("give both --base and --target (windows), or both "
                                      "--base-commit and --target-commit")  # fmt: skip
-                before = _filter(model, workflow, gpu_type, None, None, base, base_commit)
-                after = _filter(model, workflow, gpu_type, None, None, target, target_commit)
+                before = _filter(model, workflow, gpu_type, None, verdict, base, base_commit,
+                                 **dict(keys, until=None))  # fmt: skip
+                after = _filter(model, workflow, gpu_type, None, verdict, target, target_commit,
+                                **dict(keys, until=None))  # fmt: skip
                 found = compare_sides(store, before, after, aggregate=aggregate,
-                                      tolerance=allowed, figure=figure)  # fmt: skip
+                                      tolerance=allowed, figure=figure,
+                                      group_by=tuple(group_by) or SETUP)  # fmt: skip
         if json_output:
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode()
                              + "\n")  # fmt: skip
+        elif found:
+            sys.stdout.write(_comparisons(found))
         else:
-            sys.stdout.write(_comparisons(found) if found else "nothing to compare\n")
+            sys.stdout.write("nothing to compare: no stored run matches\n")
+        if not found:
+            return NOTHING_MATCHES
         return REGRESSED_EXIT if any(c.verdict == "REGRESSED" for c in found) else 0
 
     _guarded(compared)
+
+
+def _compare_named(store: Store, sides: list[str], tolerance: float, aggregate: str, depth: int,
+                   figure: str | None, group_by: tuple[str, ...]) -> list[Comparison]:  # fmt: skip
+    """`compare A B`: B a run id; A a run id, a commit, a window, or `history`."""
+    from scriptast.errors import InputError
+    from scriptast.results.store.compare import compare_history, compare_sides
+    from scriptast.results.store.queries import RunFilter, one_run
+    from scriptast.results.store.windows import Window, parse_window
+
+    if len(sides) != 2 or not sides[1].isdigit():
+        raise InputError("compare A B: B is a run id ('results list' shows them), A a run id, "
+                         "a commit, a window ('since 7d') or 'history'")  # fmt: skip
+    run, _ = one_run(store, int(sides[1]))
+    target = RunFilter(run_ids=(run.id,))
+    first = sides[0]
+    if first == "history":
+        chosen = RunFilter(window=Window(until=_just_after(run.finished_at)))
+        found = compare_history(store, chosen, tolerance=tolerance, depth=depth, figure=figure)
+        return [c for c in found if c.target_run == run.id]
+    if first.isdigit():
+        one_run(store, int(first))  # an id that is none is said
+        base = RunFilter(run_ids=(int(first),))
+    elif len(first) >= 7 and all(c in "0123456789abcdef" for c in first.lower()):
+        base = RunFilter(commit=first)
+    else:
+        base = RunFilter(window=parse_window(first))
+    return compare_sides(
+        store,
+        base,
+        target,
+        aggregate=aggregate,
+        tolerance=tolerance,
+        figure=figure,
+        group_by=group_by,
+    )
+
+
+def _just_after(finished: str) -> str:
+    """The second after `finished` (ISO 8601 in UTC), so that a window ends with it."""
+    import calendar
+    import time
+
+    moment = calendar.timegm(time.strptime(finished, "%Y-%m-%dT%H:%M:%SZ")) + 1
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
 def tolerance_percent(text: str) -> float:

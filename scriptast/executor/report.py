@@ -38,8 +38,9 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def summary(record: RunRecord) -> str:
-    """A job's result for a person."""
+def summary(record: RunRecord, every_figure: bool = False) -> str:
+    """A job's result for a person (`every_figure`: each figure, not only those with a
+    reference and the headline)."""
     ident = f"job {record.job_id}" if record.job_id else f"pid {record.pid}"
     code = "unknown" if record.exit_code is None else str(record.exit_code)
     if record.exit_signal:
@@ -62,7 +63,7 @@ def summary(record: RunRecord) -> str:
         hit = record.hang_hit
         lines.append(f"  hang: {hit.pattern!r} at {hit.log}:{hit.line_number}: {hit.line}")
     measured = bool(record.figures or record.tests or record.missing or record.unread)
-    lines += measured_lines(record)
+    lines += measured_lines(record, every_figure)
     if record.success_hits and not measured:
         hit = record.success_hits[0]
         lines.append(f"  success pattern {hit.pattern!r} at line {hit.line_number}: {hit.line}")
@@ -108,11 +109,12 @@ def _number(value: float) -> str:
     return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
 
 
-def measured_lines(record: RunRecord) -> list[str]:
+def measured_lines(record: RunRecord, every_figure: bool = False) -> list[str]:
     """What the job measured, for a person: its figures each with its reference, its tests,
     the figures it never printed and the result files that could not be read."""
-    lines = [f"  {figure_text(f)}" for f in record.figures if f.check or f.headline]
-    others = [f for f in record.figures if not (f.check or f.headline)]
+    lines = [f"  {figure_text(f)}" for f in record.figures
+             if every_figure or f.check or f.headline]  # fmt: skip
+    others = [f for f in record.figures if not (every_figure or f.check or f.headline)]
     if others:
         lines.append(f"  and {len(others)} more figures without a reference (run.json has them)")
     lines += [f"  missing figure: {name} (expected, never printed)" for name in record.missing]

@@ -53,6 +53,8 @@ class Comparison(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     difference: float | None = None
     verdict: str
     baseline_runs: tuple[int, ...] = ()
+    target_run: int | None = None
+    """History: the run held against its baseline."""
 
 
 def judged(difference: float, higher_is_better: bool | None, tolerance: float) -> str:
@@ -93,16 +95,21 @@ def _values(store: Store, chosen: RunFilter, figure: str | None) -> list[tuple[A
 
 
 def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate: str,
-                  tolerance: float, figure: str | None = None) -> list[Comparison]:  # fmt: skip
-    """Each figure both sides measured, aggregated on each side and judged."""
+                  tolerance: float, figure: str | None = None,
+                  group_by: Sequence[str] = SETUP) -> list[Comparison]:  # fmt: skip
+    """Each figure both sides measured, aggregated on each side and judged, per group: the
+    whole setup, or the keys `group_by` names (the others then pooled, as ReFrame's
+    `--performance-compare=...:mean:group-by` does)."""
     combine = AGGREGATES[aggregate]
+    kept = [SETUP.index(column) for column in group_by]
     sides: list[dict[Key, list[float]]] = []
     facts: dict[Key, tuple[str, bool | None]] = {}
     for chosen in (base, target):
         found: dict[Key, list[float]] = defaultdict(list)
         for row in _values(store, chosen, figure):
             name, value, unit, higher = row[-4:]
-            key = (*row[1 : 1 + len(SETUP)], name)
+            setup = row[1 : 1 + len(SETUP)]
+            key = (*(setup[i] if i in kept else None for i in range(len(SETUP))), name)
             found[key].append(float(value))
             facts[key] = (unit, None if higher is None else bool(higher))
         sides.append(found)
@@ -162,7 +169,8 @@ def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth:
         for name, (value, unit, higher) in sorted(figures.get(newest[key], {}).items()):
             common: dict[str, Any] = {**_common((*key, name)), "figure": name, "unit": unit,
                                       "target": Side(value=value, runs=1),
-                                      "baseline_runs": tuple(baseline)}  # fmt: skip
+                                      "baseline_runs": tuple(baseline),
+                                      "target_run": newest[key]}  # fmt: skip
             history = [figures[i][name][0] for i in baseline if name in figures.get(i, {})]
             if len(history) < depth:
                 said = (f"not judged: {len(history)} earlier PASSED run(s) with it, the "

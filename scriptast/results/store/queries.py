@@ -17,7 +17,7 @@ SUMMARY = ("id", *KEY_COLUMNS)
 
 
 class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """Which runs: every given field must match (`commit` by prefix)."""
+    """Which runs: every given field must match (`commit` by prefix; `run_ids`: one of them)."""
 
     model: str | None = None
     workflow: str | None = None
@@ -26,6 +26,12 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
     commit: str | None = None
     window: Window = Window()
     verdicts: tuple[str, ...] = ()
+    partition: str | None = None
+    cluster: str | None = None
+    user_name: str | None = None
+    gpu_count: int | None = None
+    tp: int | None = None
+    run_ids: tuple[int, ...] = ()
 
 
 class RunRow(RunKeys, frozen=True, kw_only=True):
@@ -38,7 +44,17 @@ def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:
     """The WHERE clause (with its leading keyword, or empty) and its parameters."""
     clauses: list[str] = []
     values: list[Any] = []
-    for column in ("model", "workflow", "verdict", "gpu_type"):
+    for column in (
+        "model",
+        "workflow",
+        "verdict",
+        "gpu_type",
+        "partition",
+        "cluster",
+        "user_name",
+        "gpu_count",
+        "tp",
+    ):
         value = getattr(chosen, column)
         if value is not None:
             clauses.append(f"{table}.{column} = ?")
@@ -46,6 +62,9 @@ def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:
     if chosen.commit:
         clauses.append(f"{table}.trtllm_commit LIKE ?")
         values.append(chosen.commit.replace("%", "").replace("_", "") + "%")
+    if chosen.run_ids:
+        clauses.append(f"{table}.id IN ({', '.join('?' * len(chosen.run_ids))})")
+        values += chosen.run_ids
     if chosen.verdicts:
         clauses.append(f"{table}.verdict IN ({', '.join('?' * len(chosen.verdicts))})")
         values += chosen.verdicts
