@@ -257,11 +257,12 @@ def test_a_plot_holds_the_stored_values_with_the_reference_as_a_band(
         for n, value in enumerate([1000.0, 960.0, 1020.0], 1):
             store.append(a_run(n, finished=day(n), value=value, check=check))
         store.append(a_run(9, finished=day(4), value=1900.0, gpus=8))
-        lines, unit = series(store, "output_throughput", RunFilter())
-    drawn = draw("output_throughput", lines, unit)
+        found = series(store, "output_throughput", RunFilter())
+    drawn = draw("output_throughput", found)
     (axes,) = drawn.axes
     assert axes.get_xlabel() == "finished (UTC)"
     assert axes.get_ylabel() == "output_throughput (tokens/s)"
+    assert axes.get_title() == f"output_throughput of {LLAMA} on 2 setups"
     plotted = {line.get_label(): line for line in axes.get_lines()}
     assert set(plotted) == {"H100 x4", "H100 x8"}
     assert list(plotted["H100 x4"].get_ydata()) == [1000.0, 960.0, 1020.0]
@@ -547,3 +548,34 @@ def test_show_prints_a_run_whole(url: str) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "avg_ttft 42.50 ms (no reference" in shown.stdout
     assert "note: a note worth reading" in shown.stdout and "gpu_count" in shown.stdout
+
+
+def test_a_plot_by_tp_over_a_short_span_reads_in_minutes(url: str, tmp_path: Path) -> None:
+    """`--by tp`: a line a tensor parallelism; four minutes read as clock times, never
+    `09:13.000000`; the PNG is opened and its title and labels read from the drawing."""
+    from PIL import Image
+
+    from scriptast.results.store.plot import draw, series
+
+    with Store.open(locate(url), create=True) as store:
+        for n, (tp, value) in enumerate([(1, 500.0), (2, 900.0), (1, 510.0), (2, 905.0)], 1):
+            run = a_run(n, finished=f"2026-11-01T09:1{n}:00Z", value=value)
+            store.append(msgspec.structs.replace(run, tp=tp, gpu_count=tp))
+        found = series(store, "output_throughput", RunFilter(), by="tp")
+    drawn = draw("output_throughput", found)
+    (axes,) = drawn.axes
+    assert [line.get_label() for line in axes.get_lines()] == ["tp 1", "tp 2"]
+    assert axes.get_title() == f"output_throughput of {LLAMA} on 2 setups"
+    drawn.canvas.draw()
+    ticks = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    assert ticks and all(".000000" not in t for t in ticks), ticks
+    assert any(t.count(":") == 1 for t in ticks), ticks  # 09:12, 09:13, ...
+    image = tmp_path / "by_tp.png"
+    done = results("plot", "output_throughput", "--by", "tp", "-o", str(image), "--results", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("4 run(s), 2 line(s)\n")
+    with Image.open(image) as opened:
+        assert opened.size == (800, 450)
+    bad = results("plot", "output_throughput", "--by", "colour", "-o", str(image), "--results",
+                  url)  # fmt: skip
+    assert bad.returncode == 1 and bad.stderr.startswith("error: --by colour: give one of")

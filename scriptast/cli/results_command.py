@@ -421,21 +421,28 @@ def plot_command(
     model: str | None = MODEL,
     workflow: str | None = WORKFLOW,
     since: str | None = SINCE,
+    by: str | None = typer.Option(
+        None, "--by", help="One line a value of this key (tp, gpu_count, ...), not a setup."
+    ),
     results: str | None = RESULTS,
 ) -> None:
-    """The figure over time, one line a (GPU type, GPU count), its reference as a band
-    (needs matplotlib: pip install 'scriptast\\[plot]')."""
+    """The figure over time, one line a setup (or a value of --by's key), its reference as a
+    band (needs matplotlib: pip install 'scriptast\\[plot]')."""
 
     def plotted() -> int:
         from scriptast.errors import InputError
         from scriptast.results.store.plot import FORMATS, draw, save, series
+        from scriptast.results.store.rows import SETUP
 
         if not output.endswith(FORMATS):
             raise InputError(f"-o {output}: give a .png or .svg file")
+        if by is not None and by not in SETUP:
+            raise InputError(f"--by {by}: give one of {', '.join(SETUP)}")
         chosen = _filter(model, workflow, None, since, None)
         with _open(results) as store:
-            lines, unit = series(store, figure, chosen)
-        save(draw(figure, lines, unit), output)
+            found = series(store, figure, chosen, by)
+        save(draw(figure, found), output)
+        lines = found.lines
         sys.stdout.write(f"{output}: {figure}, {sum(len(s.values) for s in lines)} run(s), "
                          f"{len(lines)} line(s)\n")  # fmt: skip
         return 0
