@@ -109,8 +109,6 @@ RUN_READS = {
     "log lines read as they stream, the JUnit XML and --report_json read after it (brought "
     "back from the cluster), held against the references (`--reference`, else `references`).",
     "repo_root": "The accuracy references under tests/integration/defs/accuracy/references/.",
-    "setup": "The results store keys the run by it (with the model, workflow, partition, nodes, "
-    "concurrency, max batch size and quantization): runs compare only within one setup.",
     "hang_pattern": "A log line it matches is a hang: the job is cancelled and judged HANG "
     "(absent: TRT-LLM's detector line, `Hang detected after N seconds`).",
     "monitor_timeout_seconds": "When present: how long the job may run before run cancels it "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import typer
 
@@ -70,7 +70,7 @@ def _open(results: str | None) -> Store:
 
 def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since: str | None,
             verdict: str | None, window: str | None = None, commit: str | None = None,
-            **keys: object) -> RunFilter:  # fmt: skip
+            keys: dict[str, object] | None = None) -> RunFilter:  # fmt: skip
     """The runs the options choose; `keys` are RunFilter's other fields (partition, cluster,
     user_name, gpu_count, tp) and `until`."""
     from scriptast.contract.run_record import Verdict
@@ -81,6 +81,7 @@ def _filter(model: str | None, workflow: str | None, gpu_type: str | None, since
     if verdict is not None and verdict.upper() not in Verdict.__members__:
         raise InputError(f"--verdict {verdict}: give one of {', '.join(Verdict.__members__)}")
     chosen = parse_window(window) if window else Window()
+    keys = dict(keys or {})
     until = keys.pop("until", None)
     if since is not None or until is not None:
         words = " ".join(f"{side} {value}" for side, value in (("since", since), ("until", until))
@@ -139,9 +140,9 @@ def list_command(
     def listed() -> int:
         from scriptast.results.store.queries import list_runs
 
-        chosen = _filter(model, workflow, gpu_type, since, verdict, None, commit, until=until,
-                         partition=partition, cluster=cluster, user_name=user, gpu_count=gpus,
-                         tp=tp)  # fmt: skip
+        chosen = _filter(model, workflow, gpu_type, since, verdict, None, commit,
+                         {"until": until, "partition": partition, "cluster": cluster,
+                          "user_name": user, "gpu_count": gpus, "tp": tp})  # fmt: skip
         with _open(results) as store:
             runs = list_runs(store, chosen, limit)
         rows = [("ID", "FINISHED", "VERDICT", "WORKFLOW", "MODEL", "GPUS", "HEADLINE", "WORK_DIR")]
@@ -225,46 +226,15 @@ def compare_command(
     def compared() -> int:
         import msgspec
 
-        from scriptast.errors import InputError
-        from scriptast.results.store.compare import AGGREGATES, compare_history, compare_sides
-        from scriptast.results.store.rows import SETUP
-
-        if aggregate not in AGGREGATES:
-            raise InputError(f"--aggregate {aggregate}: give one of {', '.join(AGGREGATES)}")
-        unknown = [key for key in group_by if key not in SETUP]
-        if unknown:
-            raise InputError(f"--group-by {unknown[0]}: give one of {', '.join(SETUP)}")
-        allowed = tolerance_percent(tolerance)
-        keys = {"until": until, "partition": partition, "cluster": cluster, "user_name": user,
-                "gpu_count": gpus, "tp": tp}  # fmt: skip
-        windows = (base, target, base_commit, target_commit)
-        given = list(sides or ())
-        if given and any(windows):
-            raise InputError("give A B, or --base/--target, or --base-commit/--target-commit")
+        keys: dict[str, object] = {"until": until, "partition": partition, "cluster": cluster,
+                                   "user_name": user, "gpu_count": gpus, "tp": tp}  # fmt: skip
+        ask = _CompareAsk(sides=list(sides or ()), windows=(base, target, base_commit,
+                          target_commit), aggregate=aggregate, group_by=tuple(group_by),
+                          tolerance=tolerance, depth=depth, figure=figure, model=model,
+                          workflow=workflow, gpu_type=gpu_type, commit=commit, verdict=verdict,
+                          since=since, keys=keys)  # fmt: skip
         with _open(results) as store:
-            if figure is not None:
-                _known_figure(store, figure)
-            if given:
-                found = _compare_named(store, given, allowed, aggregate, depth, figure,
-                                       tuple(group_by) or SETUP)  # fmt: skip
-            elif not any(windows):
-                chosen = _filter(model, workflow, gpu_type, since, verdict, None, commit,
-                                 **keys)  # fmt: skip
-                found = compare_history(store, chosen, tolerance=allowed, depth=depth,
-                                        figure=figure)  # fmt: skip
-            else:
-                if (base is None) != (target is None) or (base_commit is None) != (
-                    target_commit is None
-                ):
-                    raise InputError("give both --base and --target (windows), or both "
-                                     "--base-commit and --target-commit")  # fmt: skip
-                before = _filter(model, workflow, gpu_type, None, verdict, base, base_commit,
-                                 **dict(keys, until=None))  # fmt: skip
-                after = _filter(model, workflow, gpu_type, None, verdict, target, target_commit,
-                                **dict(keys, until=None))  # fmt: skip
-                found = compare_sides(store, before, after, aggregate=aggregate,
-                                      tolerance=allowed, figure=figure,
-                                      group_by=tuple(group_by) or SETUP)  # fmt: skip
+            found = _compare(store, ask)
         if json_output:
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode()
                              + "\n")  # fmt: skip
@@ -277,6 +247,68 @@ def compare_command(
         return REGRESSED_EXIT if any(c.verdict == "REGRESSED" for c in found) else 0
 
     _guarded(compared)
+
+
+class _CompareAsk(NamedTuple):
+    """What `results compare` was asked."""
+
+    sides: list[str]
+    windows: tuple[str | None, str | None, str | None, str | None]
+    aggregate: str
+    group_by: tuple[str, ...]
+    tolerance: str
+    depth: int
+    figure: str | None
+    model: str | None
+    workflow: str | None
+    gpu_type: str | None
+    commit: str | None
+    verdict: str | None
+    since: str | None
+    keys: dict[str, object]
+
+
+def _compare(store: Store, ask: _CompareAsk) -> list[Comparison]:
+    """The comparisons `ask` names: A B, two windows or commits, or each setup's history."""
+    from scriptast.errors import InputError
+    from scriptast.results.store.compare import AGGREGATES, compare_history, compare_sides
+    from scriptast.results.store.rows import SETUP
+
+    if ask.aggregate not in AGGREGATES:
+        raise InputError(f"--aggregate {ask.aggregate}: give one of {', '.join(AGGREGATES)}")
+    unknown = [key for key in ask.group_by if key not in SETUP]
+    if unknown:
+        raise InputError(f"--group-by {unknown[0]}: give one of {', '.join(SETUP)}")
+    allowed = tolerance_percent(ask.tolerance)
+    base, target, base_commit, target_commit = ask.windows
+    if ask.sides and any(ask.windows):
+        raise InputError("give A B, or --base/--target, or --base-commit/--target-commit")
+    if ask.figure is not None:
+        _known_figure(store, ask.figure)
+    group_by = ask.group_by or SETUP
+    if ask.sides:
+        return _compare_named(store, ask.sides, allowed, ask.aggregate, ask.depth, ask.figure,
+                              group_by)  # fmt: skip
+    common = (ask.model, ask.workflow, ask.gpu_type)
+    if not any(ask.windows):
+        chosen = _filter(*common, ask.since, ask.verdict, None, ask.commit, ask.keys)
+        return compare_history(store, chosen, tolerance=allowed, depth=ask.depth,
+                               figure=ask.figure)  # fmt: skip
+    if (base is None) != (target is None) or (base_commit is None) != (target_commit is None):
+        raise InputError("give both --base and --target (windows), or both --base-commit and "
+                         "--target-commit")  # fmt: skip
+    keys = dict(ask.keys, until=None)
+    before = _filter(*common, None, ask.verdict, base, base_commit, keys)
+    after = _filter(*common, None, ask.verdict, target, target_commit, keys)
+    return compare_sides(
+        store,
+        before,
+        after,
+        aggregate=ask.aggregate,
+        tolerance=allowed,
+        figure=ask.figure,
+        group_by=group_by,
+    )
 
 
 def _compare_named(store: Store, sides: list[str], tolerance: float, aggregate: str, depth: int,
