@@ -15,6 +15,7 @@ from scriptast.results.junit import JunitError, read_junit
 from tests.postgres_server import Server
 from tests.run_site import BENCH, RunSite, record
 from tests.site import Site
+from tests.test_run_measured import references
 
 PYTEST = "pytest -v test_unmarked.py::test_plain"
 EVAL = "trtllm-eval --model meta-llama/Llama-3.1-8B-Instruct --tp_size 1 gsm8k"
@@ -84,15 +85,6 @@ def test_a_utf16_junit_with_entities_is_refused_and_never_passed(
     assert (work / "run.json").stat().st_size < 64 << 10
 
 
-def _references(tmp_path: Path, value: float) -> Path:
-    path = tmp_path / "references.toml"
-    path.write_text(
-        '["meta-llama/Llama-3.1-8B-Instruct".batch]\n'
-        f'output_throughput = [{value}, -0.10, 0.50, "tokens/s"]\n'
-    )
-    return path
-
-
 def _figure(found: dict[str, Any], name: str) -> dict[str, Any]:
     return next(f for f in found["figures"] if f["name"] == name)
 
@@ -102,7 +94,7 @@ def test_a_number_with_thousands_grouped_is_read_whole(runs: RunSite, tmp_path: 
     """trtllm-bench's overview printed as `5,530.7382`: read as 5530.7382, not 5, so a run
     within its reference is no false REGRESSED."""
     work = runs.emit("grouped", workflow_type="bench", bench_cmd=f"{BENCH} --tp 1",
-                     persistent_mode=False, reference=str(_references(tmp_path, 5500.0)))  # fmt: skip
+                     persistent_mode=False, reference=str(references(tmp_path, 5500.0)))  # fmt: skip
     done = runs.run("run", str(work), SHIM_BENCH_TPS="5530.7382", SHIM_BENCH_GROUPED="1")
     assert "Total Output Throughput (tokens/sec):             5,530.7382" in done.stdout
     assert done.returncode == 0, done.stdout + done.stderr
