@@ -46,6 +46,17 @@ def judged(name: str, value: float, model: str, **specs: object) -> Figure:
         # VoxPopuli: WER, lower is better; the entry's `wer` and its num_samples (1842)
         ("voxpopuli wer", "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-FP8",
          {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, 8.90999, False),
+        # Humaneval: alpha 0.002, sigma 15.08, n 164
+        ("humaneval rouge1", "bigcode/santacoder", {}, 26.89498, True),
+        ("passkey_retrieval_128k accuracy", "gradientai/Llama-3-8B-Instruct-Gradient-1048k", {},
+         99.0, True),
+        # LongBenchV2: alpha 0.05, sigma 50, n 215; the entry needs its quantization and MTP
+        ("longbench_v2 accuracy", "DeepSeek-R1-0528",
+         {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "spec_dec_algo": "MTP"}, 37.06781,
+         True),
+        ("json_mode_eval accuracy", "meta-llama/Llama-3.1-8B-Instruct",
+         {"spec_dec_algo": "Eagle"}, 62.36913, True),
+        ("gpqa_diamond accuracy", "meta-llama/Llama-3.3-70B-Instruct", {}, 37.69430, True),
         # an explicit threshold replaces the computed one
         ("gsm8k_inferencemax accuracy", "nvidia/MiniMax-M3-NVFP4",
          {"quant_algo": "MIXED_PRECISION"}, 94.0, True),
@@ -84,6 +95,29 @@ def test_entries_that_need_an_extra_spec_are_not_taken_without_it() -> None:
     """Every longbench_v1 entry names an extra_acc_spec; a run that names none matches none."""
     figure = judged("longbench_v1 accuracy", 10.0, "Qwen3/Qwen3-30B-A3B-Instruct-2507")
     assert figure.check is None and "has no entry for" in (figure.unchecked or "")
+
+
+def test_every_entry_of_every_upstream_file_passes_the_checks() -> None:
+    """The checks that refuse a bad entry (a non-finite score, alpha outside (0, 1), ...) take
+    every entry of every upstream file kept, so they never call a real reference bad; `{}`
+    (mixed_modality_qwen_vl.yaml) is read as no entries."""
+    from scriptast.common.bounded_yaml import load_bounded
+    from scriptast.results.accuracy import _checked_entry
+
+    folder = Path(REPO) / "tests/integration/defs/accuracy/references"
+    entries = 0
+    for path in sorted(folder.glob("*.yaml")):
+        table, lines = load_bounded(path.read_bytes())
+        assert isinstance(table, dict), path
+        if path.name == "acceptance_length.yaml":
+            continue
+        for model, listed in table.items():
+            for entry in listed:
+                key = "wer" if "wer" in entry else "accuracy"
+                assert _checked_entry(entry, lines, str(path), key) is None, (path, model)
+                entries += 1
+    assert entries >= 60
+    assert load_bounded((folder / "mixed_modality_qwen_vl.yaml").read_bytes())[0] == {}
 
 
 def test_a_task_with_no_class_in_accuracy_core_is_not_judged() -> None:
