@@ -440,12 +440,13 @@ def judge(
                                report_json=report_json, workflow=workflow, model=model,
                                repo_root=repo_root, reference=reference,
                                job_spec=job_spec)  # fmt: skip
-        record = judge_files(request)
+        judged = judge_files(request)
+        record = judged.record
         if store:
             from scriptast.errors import StoreError
 
             try:
-                record.notes += (store_files_verdict(record, request, results),)
+                record.notes += (store_files_verdict(judged, request, results),)
             except StoreError as failed:
                 record.notes += (f"not stored: {failed}",)
         for line in record.errors:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TypeGuard
 
 VALUE = r"([^\s%()]+)"
 """A score line's value: every character up to a space, a `%` or a parenthesis."""
@@ -27,6 +28,12 @@ def read_number(text: str) -> float | None:
     else:
         return None
     return value if math.isfinite(value) else None
+
+
+def is_finite(value: object) -> TypeGuard[int | float]:
+    """A number a YAML or JSON file gave that can be computed with: an int or a float, finite,
+    not a boolean."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def not_a_number(name: str, text: str, source: str, line: int | None) -> str:

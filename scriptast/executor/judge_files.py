@@ -11,6 +11,7 @@ import re
 import socket
 import stat
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import msgspec
 
@@ -114,7 +115,15 @@ def _spec(path: str) -> JobSpec:
         raise InputError(f"{path} is not a job_spec.json scriptast can read: {error}") from None
 
 
-def judge_files(request: JudgeRequest) -> RunRecord:
+class Judged(NamedTuple):
+    """The files' verdict as run would have recorded it, and what they were judged to measure
+    (None: judged by the log's patterns)."""
+
+    record: RunRecord
+    measures: Measures | None
+
+
+def judge_files(request: JudgeRequest) -> Judged:
     """The record of the files' verdict, as `run` would have written it."""
     if not request.logs and not request.junit and not request.report_json:
         raise InputError("give the job's log (and --junit or --report-json if it wrote one)")
@@ -156,7 +165,7 @@ def judge_files(request: JudgeRequest) -> RunRecord:
             measured.tests = _tests(junits, measured)
         if measures.kind == "pytest" and not junits:
             measured.missing.append("the JUnit report (give --junit FILE)")
-    return _record(request, spec, scanners, measured, said)
+    return Judged(_record(request, spec, scanners, measured, said), measures)
 
 
 def _measures(request: JudgeRequest, scanners: Sequence[_Scanner], guessed: list[_Readers],
@@ -272,7 +281,7 @@ def _record(request: JudgeRequest, spec: JobSpec | None, scanners: Sequence[_Sca
     return record
 
 
-def store_files_verdict(record: RunRecord, request: JudgeRequest, results: str | None) -> str:
+def store_files_verdict(judged: Judged, request: JudgeRequest, results: str | None) -> str:
     """Add the verdict to the results store, marked as judged from files; what to say of it."""
     import pwd
 
@@ -284,15 +293,12 @@ def store_files_verdict(record: RunRecord, request: JudgeRequest, results: str |
     user = pwd.getpwuid(os.getuid()).pw_name
     origin = Origin(spec_digest=None, trtllm_commit=None, user_name=user, cluster=None,
                     stored_at=utc_now())  # fmt: skip
+    record, measures = judged
     if request.job_spec:
         row = stored_run(_spec(request.job_spec), record, origin)
     else:
-        kind = next((n.split()[1] for n in record.notes if n.startswith("workflow ")), None)
-        workflow = request.workflow or kind or "custom"
-        model = request.model or next(
-            (n.split()[1].rstrip(":") for n in record.notes if n.startswith("model ")), None
-        )
-        row = judged_run(record, workflow, model, origin)
+        workflow = measures.kind if measures is not None else "custom"
+        row = judged_run(record, workflow, measures.model if measures else None, origin)
     with Store.open(location, create=True, timeout=10.0) as store:
         run_id = store.append(row)
     said = f"as run {run_id}" if run_id is not None else "before (the same files)"

@@ -11,14 +11,15 @@ import re
 import msgspec
 
 from scriptast.common.bounded_yaml import BoundedYamlError, load_bounded
-from scriptast.common.numbers import VALUE, read_number
+from scriptast.common.numbers import VALUE, is_finite
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.measured import Check, Figure, Source
+from scriptast.results.accuracy import REFERENCES_DIR
 from scriptast.results.figure_book import FigureBook
 from scriptast.results.keyword_lines import KeywordLines
 
 SUFFIX = " acceptance_length"
-FILE = "tests/integration/defs/accuracy/references/acceptance_length.yaml"
+FILE = f"{REFERENCES_DIR}/acceptance_length.yaml"
 _LINE = re.compile(r"\[AL\] (\S+) acceptance_length = " + VALUE)
 
 
@@ -61,12 +62,11 @@ def acceptance_check(figure: Figure, repo_root: str | None) -> tuple[Figure, str
     if minimum is None:
         said = f"{path}: {key} has min_al null (not populated yet)"
         return msgspec.structs.replace(figure, unchecked=said), None
-    if not isinstance(minimum, int | float) or isinstance(minimum, bool) or read_number(
-        str(minimum)) is None:  # fmt: skip
+    if not is_finite(minimum):
         line = lines.of(entry, "min_al")
         bad = f"{path}:{line}: min_al is {minimum!r}, which is not a finite number"
         return msgspec.structs.replace(figure, unchecked=bad), bad
-    base = float(reference) if isinstance(reference, int | float) else float(minimum)
+    base = float(reference) if is_finite(reference) else float(minimum)
     check = Check(reference=round(base, 6), lower=round(float(minimum), 6),
                   origin=f"{path}: {key} (min_al)",
                   margin=round(figure.value - float(minimum), 6),

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from scriptast.common.bounded_yaml import BoundedYamlError, KeyLines, load_bounded
+from scriptast.common.numbers import is_finite
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.measured import Check, Figure, Measures
 
@@ -68,15 +69,13 @@ SPEC_KEYS = ("dtype", "quant_algo", "kv_cache_quant_algo", "spec_dec_algo", "ext
 
 class Threshold(msgspec.Struct, frozen=True):
     """A reference accuracy, the threshold the test puts on it, where both came from, the
-    sample count the reference was measured on, and whether the threshold is the entry's own
-    (`explicit`) rather than computed."""
+    and the sample count the reference was measured on."""
 
     reference: float
     threshold: float
     higher_is_better: bool
     origin: str
     num_samples: int
-    explicit: bool = False
 
 
 class BadReference(msgspec.Struct, frozen=True):
@@ -166,7 +165,7 @@ def _from_entry(task: Task, entry: dict[str, Any], lines: KeyLines, origin: str,
     else:
         bound = threshold(float(value), alpha, sigma, count, higher)
     how = "explicit threshold" if explicit is not None else f"n={count}"
-    return Threshold(float(value), bound, higher, f"{origin} ({how})", count, explicit is not None)
+    return Threshold(float(value), bound, higher, f"{origin} ({how})", count)
 
 
 def _checked_entry(
@@ -174,13 +173,13 @@ def _checked_entry(
 ) -> BadReference | None:
     """The first number of the entry that cannot be used, as an error naming its line."""
     rules: list[tuple[str, Any, str]] = [
-        (value_key, _finite, "a finite number"),
-        ("alpha", lambda v: _finite(v) and 0 < v < 1, "a number between 0 and 1"),
-        ("beta", lambda v: _finite(v) and 0 < v < 1, "a number between 0 and 1"),
-        ("sigma", lambda v: _finite(v) and v >= 0, "a finite number of 0 or more"),
+        (value_key, is_finite, "a finite number"),
+        ("alpha", lambda v: is_finite(v) and 0 < v < 1, "a number between 0 and 1"),
+        ("beta", lambda v: is_finite(v) and 0 < v < 1, "a number between 0 and 1"),
+        ("sigma", lambda v: is_finite(v) and v >= 0, "a finite number of 0 or more"),
         ("num_samples", lambda v: isinstance(v, int) and not isinstance(v, bool)
          and 0 < v <= MOST_SAMPLES, f"a whole number from 1 to {MOST_SAMPLES:,}"),
-        ("threshold", _finite, "a finite number"),
+        ("threshold", is_finite, "a finite number"),
         ("higher_is_better", lambda v: isinstance(v, bool), "true or false"),
     ]  # fmt: skip
     for key, good, what in rules:
@@ -196,11 +195,6 @@ def _checked_entry(
                 "by; fix it in the references file"
             )
     return None
-
-
-def _finite(value: object) -> bool:
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value))  # fmt: skip
 
 
 def model_key(model: str, keys: list[str]) -> str | None:

@@ -5,12 +5,12 @@ by it, and the one reference that applies to a figure chosen by model, then plac
 
 from __future__ import annotations
 
-import math
 import tomllib
 from typing import Any
 
 import msgspec
 
+from scriptast.common.numbers import is_finite
 from scriptast.common.text_files import decode_utf8, regular_file_bytes
 from scriptast.contract.measured import Check, Figure
 from scriptast.errors import InputError
@@ -112,23 +112,19 @@ def _reference(value: object, where: str) -> Reference:
             f"{where} has unknown keys {sorted(unknown)}: use value, lower, upper, unit"
         )
     number = value.get("value")
-    if not _finite(number):
+    if not is_finite(number):
         raise InputError(f"{where} has no value: give the reference as a number")
     lower, upper = value.get("lower"), value.get("upper")
     if lower is None and upper is None:
         raise InputError(f"{where} has neither a lower nor an upper tolerance")
-    if lower is not None and not (_finite(lower) and -1 <= lower <= 0):
+    if lower is not None and not (is_finite(lower) and -1 <= lower <= 0):
         raise InputError(f"{where}: lower must be a fraction from -1 to 0 (-0.1 is 10% under)")
-    if upper is not None and not (_finite(upper) and upper >= 0):
+    if upper is not None and not (is_finite(upper) and upper >= 0):
         raise InputError(f"{where}: upper must be a fraction of 0 or more (0.1 is 10% over)")
     unit = value.get("unit")
     if unit is not None and not isinstance(unit, str):
         raise InputError(f"{where}: unit must be text")
-    return Reference(float(number), _float(lower), _float(upper), unit)  # type: ignore[arg-type]
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return Reference(float(number), _float(lower), _float(upper), unit)
 
 
 def _float(value: object) -> float | None:

@@ -204,7 +204,7 @@ def recompute_setups(store: Store) -> list[str]:
         except OSError:
             kept += 1
             continue
-        if digest and hashlib.sha256(data).hexdigest() != digest:
+        if not digest or hashlib.sha256(data).hexdigest() != digest:  # only the stored one
             kept += 1
             continue
         try:

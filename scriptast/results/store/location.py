@@ -61,13 +61,21 @@ def masked(url: str) -> str:
     scheme, separator, rest = url.partition("://")
     if not separator:
         return _KEYWORD_SECRET.sub(r"\1***", url)
+    user, secret, hosts, tail = _authority(rest)
+    if secret is not None:
+        user += ":***"
+    authority = f"{user}@{hosts}" if user else hosts
+    return f"{scheme}://{authority}" + _QUERY_SECRET.sub(r"\1***", tail)
+
+
+def _authority(rest: str) -> tuple[str, str | None, str, str]:
+    """A URL past its `scheme://` as (user, password or None, hosts, the path and query)."""
     cut = min((rest.find(c) for c in "/?#" if c in rest), default=len(rest))
-    authority, tail = rest[:cut], rest[cut:]
-    user, at, hosts = authority.rpartition("@")
-    if at and ":" in user:
-        authority = f"{user.split(':', 1)[0]}:***@{hosts}"
-    tail = _QUERY_SECRET.sub(r"\1***", tail)
-    return f"{scheme}://{authority}{tail}"
+    userinfo, at, hosts = rest[:cut].rpartition("@")
+    if not at:
+        return "", None, hosts, rest[cut:]
+    user, colon, secret = userinfo.partition(":")
+    return user, secret if colon else None, hosts, rest[cut:]
 
 
 def passwords(url: str) -> list[str]:
@@ -76,9 +84,7 @@ def passwords(url: str) -> list[str]:
     from urllib.parse import unquote
 
     found = [m.group(0).split("=", 1)[1] for m in _QUERY_SECRET.finditer(url)]
-    rest = url.partition("://")[2]
-    cut = min((rest.find(c) for c in "/?#" if c in rest), default=len(rest))
-    user, at, _ = rest[:cut].rpartition("@")
-    if at and ":" in user:
-        found.append(user.split(":", 1)[1])
+    secret = _authority(url.partition("://")[2])[1]
+    if secret is not None:
+        found.append(secret)
     return [word for each in found for word in {each, unquote(each)} if len(word) >= 2]
