@@ -8,14 +8,12 @@ both), so that the blow-ups these inputs caused (tens of seconds, gigabytes) fai
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+from tests.peak_memory import run_measured
 from tests.site import Site
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
@@ -38,19 +36,10 @@ def bounded(argv: list[str], tmp_path: Path) -> tuple[int, str, int]:
     """Run scriptast ARGV to its end (killed past the bound): exit code, stderr, peak bytes."""
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "wb") as err:
-        process = subprocess.Popen([SCRIPTAST, *argv], stdout=subprocess.DEVNULL, stderr=err,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
-    killer = threading.Timer(MOST_SECONDS, process.kill)
-    killer.start()
-    try:
-        _, status, usage = os.wait4(process.pid, 0)
-    finally:
-        killer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode != -9, f"scriptast {' '.join(argv[:2])} ran past {MOST_SECONDS} s"
-    peak = usage.ru_maxrss * 1024
-    assert peak < MOST_BYTES, f"{peak >> 20} MiB"
-    return process.returncode, err_path.read_text(), peak
+        done = run_measured([SCRIPTAST, *argv], seconds=MOST_SECONDS, stderr=err)
+    assert done.returncode != -9, f"scriptast {' '.join(argv[:2])} ran past {MOST_SECONDS} s"
+    assert done.peak_bytes < MOST_BYTES, f"{done.peak_bytes >> 20} MiB"
+    return done.returncode, err_path.read_text(), done.peak_bytes
 
 
 def emit_stage(site: Site, tmp_path: Path, *args: str) -> tuple[int, str]:

@@ -5,7 +5,6 @@ proves the files travelled there and the logs came back."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.peak_memory import run_measured
 from tests.run_site import BENCH, SCRIPTAST, RunSite, interrupt, record, slurm_env_for, wait_for
 from tests.shim_recorder import Shims
 from tests.site import Site
@@ -322,14 +322,10 @@ def _peak_run(remote: Remote, name: str, size: int) -> tuple[Path, int]:
     resident memory in bytes."""
     make = f"head -c {size} /dev/zero | tr '\\0' x | fold -w 1023"
     work = remote.remote(name, workflow_type="custom", bench_cmd=None, custom_cmd=make)
-    process = subprocess.Popen(
-        [SCRIPTAST, "run", str(work), "--ssh-host", "cluster", "--ssh-config",
-         str(remote.ssh_config)],
-        env=remote.environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return work, usage.ru_maxrss * 1024
+    done = run_measured([SCRIPTAST, "run", str(work), "--ssh-host", "cluster", "--ssh-config",
+                         str(remote.ssh_config)], env=remote.environment())  # fmt: skip
+    assert done.returncode == 0
+    return work, done.peak_bytes
 
 
 def test_a_large_remote_log_comes_back_without_passing_through_memory(remote: Remote) -> None:

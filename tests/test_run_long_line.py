@@ -5,10 +5,9 @@ the record notes the line was cut."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
+from tests.peak_memory import run_measured
 from tests.run_site import SCRIPTAST, RunSite, record
 from tests.shim_recorder import Shims
 from tests.site import Site
@@ -16,17 +15,13 @@ from tests.site import Site
 LONG = 200 << 20
 
 
-def _peak(runs: RunSite, work: Path) -> int:
+def _peak(runs: RunSite, work: Path, tmp_path: Path) -> int:
     """`scriptast run WORK`'s peak resident memory in bytes (it must pass)."""
-    process = subprocess.Popen(
-        [SCRIPTAST, "run", str(work)], env=runs.environment(),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    assert process.stderr is not None
-    said = process.stderr.read().decode()
-    assert os.waitstatus_to_exitcode(status) == 0, said
-    return usage.ru_maxrss * 1024
+    err_path = tmp_path / f"{work.name}.stderr"
+    with open(err_path, "wb") as err:
+        done = run_measured([SCRIPTAST, "run", str(work)], env=runs.environment(), stderr=err)
+    assert done.returncode == 0, err_path.read_text()
+    return done.peak_bytes
 
 
 def test_a_docker_jobs_endless_line_is_followed_in_flat_memory(site: Site, tmp_path: Path) -> None:
@@ -45,7 +40,7 @@ def test_a_docker_jobs_endless_line_is_followed_in_flat_memory(site: Site, tmp_p
                          env_check={"gpus_per_node": 8})  # fmt: skip
 
     short, long = job("short", 1000), job("long", LONG)
-    small, large = _peak(runs, short), _peak(runs, long)
+    small, large = _peak(runs, short, tmp_path), _peak(runs, long, tmp_path)
     assert large - small < 32 << 20, (small >> 20, large >> 20)
     found = record(long)
     assert found["verdict"] == "PASSED"
