@@ -218,11 +218,10 @@ def long_line_peak(folder: Path, slurm_env: Path, env: dict[str, str]) -> dict[s
     peaks: dict[str, float] = {}
     for n, (name, command) in enumerate(jobs.items()):
         work = _emit(folder, f"long{n}", command, slurm_env)
-        quiet = subprocess.DEVNULL
-        argv = [SCRIPTAST, "run", str(work)]
-        process = subprocess.Popen(argv, env=env, stdout=quiet, stderr=quiet)
-        _, _, usage = os.wait4(process.pid, 0)
-        peaks[name] = usage.ru_maxrss / 1024
+        sys.path.insert(0, str(ROOT))
+        from tests.peak_memory import run_measured
+
+        peaks[name] = run_measured([SCRIPTAST, "run", str(work)], env=env).peak_bytes / (1 << 20)
         record = json.loads((work / "run.json").read_text())
         if name == "1 GiB line":
             found = [hit["pattern"] for hit in record.get("failure_hits", [])]

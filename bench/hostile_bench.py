@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.peak_memory import run_measured  # noqa: E402
 from tests.site import Site, lay_out  # noqa: E402
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
@@ -114,14 +113,12 @@ def once(make: Callable[[Path], list[str]]) -> tuple[float, float, int, str]:
         argv = make(folder)
         argv = [sys.executable, "-c", *argv[1:]] if argv[0] == "--python" else [SCRIPTAST, *argv]
         started = time.monotonic()
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL)  # fmt: skip
-        assert process.stderr is not None
-        said = process.stderr.read().decode()
-        _, status, usage = os.wait4(process.pid, 0)
+        with open(folder / "stderr.txt", "wb") as err:
+            done = run_measured(argv, stderr=err)
         seconds = time.monotonic() - started
+        said = (folder / "stderr.txt").read_text()
         first = next((line for line in said.splitlines() if line.startswith("error:")), said[:80])
-        return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), first
+        return seconds, done.peak_bytes / (1 << 20), done.returncode, first
 
 
 def main() -> int:

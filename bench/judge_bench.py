@@ -8,13 +8,15 @@ time linear in the size: the seconds per GiB alike).
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.peak_memory import run_measured
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
 REPORT = """===========================================================
@@ -65,16 +67,14 @@ def main() -> int:
             log = Path(folder) / "bench.log"
             write_log(log, megabytes, rng)
             started = time.monotonic()
-            process = subprocess.Popen([SCRIPTAST, "judge", str(log)], stdout=subprocess.PIPE,
-                                       stderr=subprocess.DEVNULL)  # fmt: skip
-            assert process.stdout is not None
-            verdict = process.stdout.read().decode().split(" ", 1)[0]
-            _, _, usage = os.wait4(process.pid, 0)
+            with open(Path(folder) / "said.txt", "wb") as said:
+                done = run_measured([SCRIPTAST, "judge", str(log)], stdout=said)
             seconds = time.monotonic() - started
+            verdict = (Path(folder) / "said.txt").read_text().split(" ", 1)[0]
             size = log.stat().st_size / (1 << 30)
             print(
                 f"{log.stat().st_size >> 20:>7} MiB  {seconds:8.2f}  {seconds / size:6.1f}  "
-                f"{usage.ru_maxrss / 1024:8.1f}  {verdict}"
+                f"{done.peak_bytes / (1 << 20):8.1f}  {verdict}"
             )
     return 0
 

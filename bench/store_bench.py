@@ -29,6 +29,7 @@ from scriptast.results.store.database import Store
 from scriptast.results.store.location import locate
 from scriptast.results.store.rows import StoredFigure, StoredRun
 from scriptast.results.store.schema import KEY_COLUMNS
+from tests.peak_memory import run_measured
 from tests.postgres_server import available, throwaway_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,16 +128,12 @@ def library(url: str) -> list[tuple[str, float]]:
 
 def export_peak(url: str, folder: str, argv: list[str]) -> tuple[float, float]:
     """(seconds, peak resident MiB) of `results export ARGV -o FILE` on the store."""
-    import os
-
     start = time.perf_counter()
-    process = subprocess.Popen([SCRIPTAST, "results", "export", *argv, "-o",
-                                f"{folder}/export.out", "--results", url],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    done = run_measured([SCRIPTAST, "results", "export", *argv, "-o", f"{folder}/export.out",
+                         "--results", url])  # fmt: skip
+    if done.returncode != 0:
         raise SystemExit(f"results export {argv} failed")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024
+    return time.perf_counter() - start, done.peak_bytes / (1 << 20)
 
 
 def appends(url: str, count: int = 200) -> float:
