@@ -151,9 +151,9 @@ def test_a_category_owns_its_request_fields_and_the_file_stays_flat(
     assert "bench_cmd" not in SHARED_FIELDS
     # a file holds the shared fields and every part side by side, in the seed's order
     fields = request_fields()
-    assert fields[4:16] == (
-        "skill_dir", "test_cmd", "ci_stage", "waives_file", "all_splits", "eval_cmd",
-        "bench_cmd", "custom_cmd", "custom_script", "custom_env", "perf_config_yaml",
+    assert fields[4:17] == (
+        "skill_dir", "test_cmd", "ci_stage", "waives_file", "all_splits", "only_tests",
+        "eval_cmd", "bench_cmd", "custom_cmd", "custom_script", "custom_env", "perf_config_yaml",
         "perf_test_name",
     )  # fmt: skip
     smoke = msgspec.structs.replace(SMOKE, request_part=SmokeRequest)

@@ -102,6 +102,8 @@ def _command(workflow: str | None) -> Callable[..., None]:
         from scriptast.builders.categories import CATEGORIES
 
         chosen = CATEGORIES[workflow]
+        if workflow != "pytest":
+            hidden = (*hidden, "rerun_failed", "results")
         if chosen.submit is not None:  # submit.py writes the script: nothing to print
             hidden = (*hidden, "stdout", "shell")
         if chosen.only_on is not None:

@@ -57,6 +57,15 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
                 fail(f"workflow_type {given!r} contradicts `scriptast emit {workflow}`", 2)
             flags["workflow_type"] = workflow
         _refuse_foreign_flags(flags, file_fields)
+        if values.get("rerun_failed") is not None:
+            from scriptast.cli.rerun_failed import rerun_fields
+
+            for said in rerun_fields(flags, file_fields, values["rerun_failed"],
+                                     values.get("results")):  # fmt: skip
+                warn(said)
+        elif values.get("results"):
+            fail("--results names the store --rerun-failed reads: add --rerun-failed RUN or "
+                 "drop --results", 2)  # fmt: skip
         request = build_request(file_fields, flags, origin=origin)
         _check_shell(values, str(request.execution_scenario))
         from scriptast.pipeline.emit_job import generate, write_outputs

@@ -151,12 +151,17 @@ def _help(field: msgspec.inspect.Field) -> tuple[str, str]:
     raise AssertionError(f"request field {field.name} has no help: give it a description")
 
 
+NO_FLAG = ("env_check", "only_tests")
+"""Request fields with no flag of their own: env_check has one a key; only_tests is a list
+(emit --rerun-failed RUN fills it)."""
+
+
 def _request_flags() -> tuple[tuple[str, type, str, str], ...]:
     from scriptast.builders.request.read import request_type
 
     info = msgspec.inspect.type_info(request_type())
     assert isinstance(info, msgspec.inspect.StructType)
-    fields = [f for f in info.fields if f.name != "env_check"]
+    fields = [f for f in info.fields if f.name not in NO_FLAG]
     stale = set(REQUEST_HELP) - {f.name for f in fields}
     if stale:
         raise AssertionError(f"REQUEST_HELP names fields the request lacks: {sorted(stale)}")
@@ -195,6 +200,18 @@ OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
     ("json", bool, "Print the result (files, job_spec) as JSON."),
     ("explain", bool, "Print where every value came from (on stderr)."),
     ("debug", bool, "Show a traceback on errors."),
+    (
+        "rerun_failed",
+        int,
+        "pytest: a job of just the failed tests of this stored run (its id in "
+        "`scriptast results list`), the request otherwise the same, in <work_dir>_rerun<RUN>.",
+    ),
+    (
+        "results",
+        str,
+        "With --rerun-failed: the results store (a path, sqlite:///PATH or "
+        "postgresql://...; default: $SCRIPTAST_RESULTS, else $XDG_DATA_HOME/scriptast/results.db).",
+    ),
 )
 
 

@@ -3,7 +3,8 @@ and `ISOLATION` markers read off), the `--waives-file` waives skipped with their
 `--splits N --group k` as pytest-split's least_duration algorithm splits the tests (durations
 from `--durations-path`, the mean for a test without one, 1 s with none known), a test whose
 id holds a word of SHIM_PYTEST_FAIL failing, and the JUnit XML `--junit-xml` names with each
-test's id under the `--test-prefix`."""
+test's id under the `--test-prefix`. Without a `--test-list`, the ids and files its arguments
+name are the tests, as pytest takes them."""
 
 import heapq
 import json
@@ -59,11 +60,11 @@ def least_duration(tests: list[str], splits: int, durations: dict[str, float]) -
     return [[t for t, _ in sorted(group, key=lambda item: item[1])] for group in chosen]
 
 
-def _case(prefix: str, test: str, body: str, seconds: float) -> str:
+def _case(prefix: str | None, test: str, body: str, seconds: float) -> str:
     path, _, rest = test.split(" ")[0].partition("::")
     module = path.removesuffix(".py").replace("/", ".")
     parts = rest.split("::") if rest else [path.rsplit("/", 1)[-1]]
-    classname = ".".join([prefix, module, *parts[:-1]])
+    classname = ".".join([*([prefix] if prefix else []), module, *parts[:-1]])
     return (
         f"<testcase classname={quoteattr(classname)} name={quoteattr(parts[-1])} "
         f'time="{seconds:.3f}">{body}</testcase>'
@@ -73,7 +74,8 @@ def _case(prefix: str, test: str, body: str, seconds: float) -> str:
 def run_stage(argv: list[str], flag: Callable[[list[str], str], str | None]) -> int:
     """Run the split `--group` of the list; `flag` reads an option's value as the shim does."""
     _flag = flag
-    tests = _tests(_flag(argv, "--test-list") or "")
+    listed = _flag(argv, "--test-list")
+    tests = _tests(listed) if listed else [a for a in argv if ".py" in a and a[0] != "-"]
     waived = _waived(_flag(argv, "--waives-file"))
     durations_path = _flag(argv, "--durations-path")
     durations: dict[str, float] = {}
@@ -83,7 +85,7 @@ def run_stage(argv: list[str], flag: Callable[[list[str], str], str | None]) -> 
     splits, group = int(_flag(argv, "--splits") or 1), int(_flag(argv, "--group") or 1)
     mine = least_duration(tests, splits, durations)[group - 1]
     failing = [w for w in os.environ.get("SHIM_PYTEST_FAIL", "").split(",") if w]
-    prefix = _flag(argv, "--test-prefix") or "pytest"
+    prefix = _flag(argv, "--test-prefix")
     cases, counts = [], {"passed": 0, "failed": 0, "skipped": 0}
     for test in mine:
         seconds = durations.get(test, 0.5)
@@ -100,7 +102,8 @@ def run_stage(argv: list[str], flag: Callable[[list[str], str], str | None]) -> 
             body = ""
             counts["passed"] += 1
         print(
-            f"{prefix}/{test} {'FAILED' if 'failure' in body else 'SKIPPED' if body else 'PASSED'}"
+            f"{prefix + '/' if prefix else ''}{test} "
+            f"{'FAILED' if 'failure' in body else 'SKIPPED' if body else 'PASSED'}"
         )
         cases.append(_case(prefix, test, body, seconds))
     junit = _flag(argv, "--junit-xml") or _flag(argv, "--junitxml")

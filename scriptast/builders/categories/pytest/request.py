@@ -34,3 +34,11 @@ class PytestRequest(RequestPart, frozen=True, kw_only=True):
         bool | None,
         msgspec.Meta(description="ci_stage: every split of the stage, a work dir each."),
     ] = None
+    only_tests: Annotated[
+        tuple[str, ...] | None,
+        msgspec.Meta(
+            description="Only these test ids (relative to tests/integration/defs, as pytest "
+            "prints them): test_cmd's own selection, or the CI stage's list, narrowed to them "
+            "(emit --rerun-failed RUN fills it with a stored run's failed tests)."
+        ),
+    ] = None

@@ -13,11 +13,11 @@ from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import words
 
 DEFS = "tests/integration/defs"
-_NARROWING = ("-k", "-m", "--test-list", "--deselect")
+NARROWING = ("-k", "-m", "--test-list", "--deselect")
 """Options that choose tests by something other than a path: their selection is not read."""
-_WITH_VALUE = frozenset(
+WITH_VALUE = frozenset(
     [
-        *_NARROWING,
+        *NARROWING,
         "-o", "-p", "-c", "-n", "-W", "--timeout", "--timeout-method", "--rootdir",
         "--junitxml", "--junit-xml", "--output-dir", "--test-prefix", "--waives-file",
         "--splits", "--group", "--csv", "--cov", "--cov-report", "--cov-config", "--ignore",
@@ -104,8 +104,8 @@ def read_selection(test_cmd: str, repo_root: str) -> Selection:
         word = argv[index]
         option, equals, _ = word.partition("=")
         if word.startswith("-"):
-            taken = not equals and option in _WITH_VALUE and index + 1 < len(argv)
-            if option in _NARROWING:
+            taken = not equals and option in WITH_VALUE and index + 1 < len(argv)
+            if option in NARROWING:
                 shown = word if equals else f"{word} {argv[index + 1]}" if taken else word
                 uninspected.append(shown)
             index += 2 if taken else 1

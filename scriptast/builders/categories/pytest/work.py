@@ -55,6 +55,10 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
 def check_request(request: Request) -> None:
     """test_cmd is required, or a ci_stage (not both)."""
     part = request.part(PytestRequest)
+    if part.only_tests is not None:
+        from scriptast.builders.categories.pytest.rerun import check_test_ids
+
+        check_test_ids(part.only_tests)
     if part.ci_stage:
         from scriptast.builders.categories.pytest.ci.stage_job import check_ci_request
 
@@ -268,6 +272,11 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
         return _stage_resolution(facts, trail)
     test_cmd = request.part(PytestRequest).test_cmd
     assert test_cmd is not None
+    only = request.part(PytestRequest).only_tests
+    if only:
+        from scriptast.builders.categories.pytest.rerun import narrowed_command
+
+        test_cmd = narrowed_command(test_cmd, only, request.repo_root, trail)
     selection = read_selection(test_cmd, request.repo_root)
     needs = _needs(request, selection, trail)
     par = pytest_parallelism(
@@ -328,7 +337,7 @@ def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
                            f"{devices.value} GPU(s) ({stage.path}), and a pytest job "
                            f"cannot: {error}", field="ci_stage") from None  # fmt: skip
     run = stage_run(request.repo_root, facts.project, facts.log_dir, stage, part.waives_file,
-                    trail)  # fmt: skip
+                    trail, part.only_tests)  # fmt: skip
     trail.add("node_count", nodes, f"nodeCount of {stage.config.name} in {stage.path} (1 when "
                                    "absent, as CI)")  # fmt: skip
     trail.add("junit", run.junit, "--junit-xml of the stage's pytest command")

@@ -53,9 +53,11 @@ def stage_size(request_repo: str, name: str) -> tuple[Stage, Sourced, int]:
 
 
 def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
-              waives_file: str | None, trail: Trail) -> StageRun:  # fmt: skip
+              waives_file: str | None, trail: Trail,
+              only_tests: tuple[str, ...] | None = None) -> StageRun:  # fmt: skip
     """The stage as CI runs it: read from `request_repo` (this machine's checkout), run in
-    `project` (the checkout where the job runs) with its files in `log_dir`."""
+    `project` (the checkout where the job runs) with its files in `log_dir`; with
+    `only_tests`, its list narrowed to them and not split."""
     name, config = stage.name, stage.config
     runs = (
         "with sbatch (runWithSbatch)"
@@ -81,6 +83,7 @@ def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
         f"{len(selected.lines)} test line(s)",
         f"{selected.path}: blocks at lines {', '.join(map(str, selected.blocks))}",
     )
+    lines = _narrowed(selected.lines, only_tests, name, trail)
     waives = waives_file or default_waives(request_repo)
     waived, waives_text = check_waives(waives)
     whose = "request waives_file" if waives_file else "the repository's"
@@ -97,11 +100,12 @@ def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
     _flag(
         trail, argv, [f"--test-list={listed}"], f"the stage's list, rendered from {selected.path}"
     )
-    _flag(trail, argv, ["--splitting-algorithm", "least_duration", "--splits",
-                        str(config.splits), "--group", str(stage.split)],
-          f"the stage's split {stage.split} of {config.splits} ({stage.path})")  # fmt: skip
+    if not only_tests:
+        _flag(trail, argv, ["--splitting-algorithm", "least_duration", "--splits",
+                            str(config.splits), "--group", str(stage.split)],
+              f"the stage's split {stage.split} of {config.splits} ({stage.path})")  # fmt: skip
     durations = posixpath.join(request_repo, DEFS, DURATIONS)
-    if os.path.isfile(durations):
+    if os.path.isfile(durations) and not only_tests:
         _flag(
             trail,
             argv,
@@ -121,10 +125,19 @@ def stage_run(request_repo: str, project: str, log_dir: str, stage: Stage,
           f"{groovy}; run judges every test from it")  # fmt: skip
     if "-Ray-" in name:
         _flag(trail, argv, ["--run-ray"], f"{groovy} for a -Ray- stage")
-    return StageRun(stage=stage, test_list="".join(f"{line}\n" for line in selected.lines),
+    return StageRun(stage=stage, test_list="".join(f"{line}\n" for line in lines),
                     waives=waives_text,
                     command=UserCommand(text=shlex.join(argv), argv=tuple(argv)),
                     junit=junit)  # fmt: skip
+
+
+def _narrowed(lines: tuple[str, ...], only_tests: tuple[str, ...] | None, stage: str,
+              trail: Trail) -> tuple[str, ...]:  # fmt: skip
+    if not only_tests:
+        return lines
+    from scriptast.builders.categories.pytest.rerun import narrowed_list
+
+    return narrowed_list(lines, only_tests, stage, trail)
 
 
 def check_ci_request(part: PytestRequest) -> None:
