@@ -76,7 +76,7 @@ def test_a_first_schema_store_is_keyed_again_from_each_runs_job_spec(
     shutil.rmtree(gone)
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as connection:
-        for statement in migrations("INTEGER PRIMARY KEY AUTOINCREMENT")[0]:
+        for statement in migrations("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB")[0]:
             connection.execute(statement)
         connection.execute("CREATE TABLE scriptast_schema (version INTEGER)")
         connection.execute("INSERT INTO scriptast_schema VALUES (1)")
@@ -95,11 +95,12 @@ def test_a_first_schema_store_is_keyed_again_from_each_runs_job_spec(
     assert said[0].endswith("1 run(s) keyed again from their job_spec.json (tp, pp, ep, "
                             "concurrency, max batch size, quantization), 1 with another GPU count "
                             "(the GPUs the job asked for, not its partition's node size)")  # fmt: skip
-    assert said[1:] == [
+    assert said[1:3] == [
         "  1 run(s): GPU count 8 -> 2",
         "  1 run(s) kept as stored: their job_spec.json is gone or changed; their GPU count may "
         "be their partition's node size",
     ]
+    assert said[3].endswith(": the records of 2 run(s) compressed (schema 3)")
 
 
 @pytest.mark.slurm

@@ -28,7 +28,7 @@ from scriptast.results.store.database import Store
 from scriptast.results.store.location import locate
 from scriptast.results.store.queries import RunFilter, list_runs, one_run
 from scriptast.results.store.rows import StoredFigure, StoredRun
-from scriptast.results.store.schema import SCHEMA_VERSION
+from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION
 from scriptast.results.store.windows import Window, parse_window
 from tests.postgres_server import Server
 
@@ -351,7 +351,8 @@ def test_a_store_that_is_not_ours_or_is_newer_is_refused(tmp_path: Path) -> None
     with sqlite3.connect(newer) as connection:
         connection.execute("UPDATE scriptast_schema SET version = 99")
     with pytest.raises(
-        StoreError, match=r"made by a newer scriptast \(schema 99; this one knows 2\)"
+        StoreError,
+        match=rf"made by a newer scriptast \(schema 99; this one knows {SCHEMA_VERSION}\)",
     ):
         Store.open(locate(str(newer)), create=True)
     garbage = tmp_path / "garbage.db"
@@ -579,3 +580,97 @@ def test_a_plot_by_tp_over_a_short_span_reads_in_minutes(url: str, tmp_path: Pat
     bad = results("plot", "output_throughput", "--by", "colour", "-o", str(image), "--results",
                   url)  # fmt: skip
     assert bad.returncode == 1 and bad.stderr.startswith("error: --by colour: give one of")
+
+
+def test_a_schema_2_store_keeps_its_records_compressed_and_reads_them_back(url: str) -> None:
+    """Opening a schema 2 store packs each record (run.json's text) into scriptast_records and
+    drops the runs' text column; `show` reads the same record back; a new run is stored
+    packed."""
+    from scriptast.results.store.database import BLOB, SERIAL
+    from scriptast.results.store.schema import migrations
+
+    kind = "postgresql" if url.startswith("postgresql") else "sqlite"
+    old = a_run(1, finished=day(1))
+    with Store.open(locate(url), create=True) as store:  # then taken back to schema 2
+        for table in ("scriptast_figures", "scriptast_records", "scriptast_runs"):
+            store.execute(f"DROP TABLE {table}")
+        store.execute("DELETE FROM scriptast_schema")
+        for step in migrations(SERIAL[kind], BLOB[kind])[:2]:
+            for statement in step:
+                store.execute(statement)
+        store.execute("INSERT INTO scriptast_schema (version) VALUES (2)")
+        store.execute(
+            f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, record) "
+            f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))})",
+            [old.run_uid, *(getattr(old, c) for c in KEY_COLUMNS), old.record],
+        )
+    with Store.open(locate(url), create=False) as store:
+        said = store.migrated
+        _, text = one_run(store, 1)
+        packed = store.rows("SELECT record_zlib FROM scriptast_records WHERE run_id = 1")[0][0]
+        store.append(a_run(2, finished=day(2)))
+        _, second = one_run(store, 2)
+    assert text == old.record
+    assert second == a_run(2, finished=day(2)).record
+    assert said == [f"results store {locate(url).shown}: the records of 1 run(s) compressed "
+                    "(schema 3)"]  # fmt: skip
+    assert len(bytes(packed)) < len(old.record)
+    with Store.open(locate(url), create=False) as store:
+        names = _column_names(store)
+    assert "record" not in names  # the runs' table keeps keys only
+
+
+def _column_names(store: Store) -> list[str]:
+    if store.location.kind == "sqlite":
+        return [str(r[1]) for r in store.rows("PRAGMA table_info(scriptast_runs)")]
+    return [str(r[0]) for r in store.rows(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'scriptast_runs'"
+        " AND table_schema = current_schema()")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (b"x" * 10, "is damaged (not zlib data)"),
+        ("text", "is not one scriptast wrote (not compressed bytes)"),
+        ("bomb", "inflates past 16 MiB or is cut short: it is not read"),
+    ],
+)
+def test_a_record_that_is_no_packed_record_is_one_error_line(
+    tmp_path: Path, value: object, said: str
+) -> None:
+    import zlib
+
+    from tests.peak_memory import run_measured
+
+    path = tmp_path / "store" / "results.db"
+    path.parent.mkdir()
+    with Store.open(locate(str(path)), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+    bomb = zlib.compress(b"\0" * (200 << 20), 9)  # 200 MiB of zeros in about 200 KB
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE scriptast_records SET record_zlib = ?",
+                           [bomb if value == "bomb" else value])  # fmt: skip
+    err = tmp_path / "err.txt"
+    with open(err, "wb") as stream:
+        done = run_measured([SCRIPTAST, "results", "show", "1", "--results", str(path)],
+                            seconds=60, stderr=stream)  # fmt: skip
+    assert done.returncode == 1
+    assert err.read_text() == f"error: run 1's record in the results store {said}\n"
+    assert done.peak_bytes < 100 << 20, done.peak_bytes >> 20
+
+
+def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "store" / "results.db"
+    path.parent.mkdir()
+    with Store.open(locate(str(path)), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+        store.append(a_run(2, finished=day(9)))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE scriptast_records SET figures_pack = ? WHERE run_id = 2",
+                           [b"\x92\xa3abc"])  # fmt: skip
+    done = results("compare", "--base", "until 2026-11-05", "--target", "since 2026-11-05",
+                   "--results", str(path))  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr == ("error: run 2's figures in the results store are damaged (not what "
+                           "scriptast packs)\n")  # fmt: skip

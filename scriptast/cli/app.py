@@ -266,7 +266,7 @@ def _baseline(value: str | None) -> str | None:
 
 
 def _tolerance(value: str) -> float:
-    from scriptast.cli.results_command import tolerance_percent
+    from scriptast.cli.results_actions import tolerance_percent
     from scriptast.errors import InputError
 
     try:

@@ -1,5 +1,5 @@
-"""The console-script entry: `--version`, piped help and plain `emit` and `verify` runs skip
-loading typer."""
+"""The console-script entry: `--version`, piped help and plain `emit`, `verify` and `results
+list|show|compare` runs skip loading typer."""
 
 from __future__ import annotations
 
@@ -37,6 +37,20 @@ def main() -> None:
                 sys.stderr.write("\nAborted!\n")
                 raise SystemExit(1) from None
             return
+    if arguments[:1] == ["results"] and not completing:
+        from scriptast.cli.results_fast import parse_results
+
+        asked = parse_results(arguments[1:])
+        if asked is not None:
+            from scriptast.cli.results_actions import guarded
+
+            action, values = asked
+            try:
+                code = guarded(lambda: action(values))
+            except KeyboardInterrupt:
+                sys.stderr.write("\nAborted!\n")
+                raise SystemExit(1) from None
+            raise SystemExit(code)
     if arguments[:1] == ["verify"] and not completing:
         files = _plain_verify(arguments[1:])
         if files is not None:

@@ -11,20 +11,30 @@ from typing import Any
 
 from scriptast.errors import StoreError
 from scriptast.results.store.location import Location, default_path, masked, passwords
+from scriptast.results.store.packed import pack_figures, pack_record
 from scriptast.results.store.rows import StoredRun
-from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION, migrations
+from scriptast.results.store.schema import (
+    KEY_COLUMNS,
+    RECORD_DROPPED,
+    SCHEMA_VERSION,
+    migrations,
+)
 
 SERIAL = {"sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT", "postgresql": "BIGSERIAL PRIMARY KEY"}
+BLOB = {"sqlite": "BLOB", "postgresql": "BYTEA"}
 _INSERT_RUN = (
-    f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, record) "
-    f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))}) "
+    f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 1))}) "
     "ON CONFLICT (run_uid) DO NOTHING RETURNING id"
+)
+_INSERT_RECORD = (
+    "INSERT INTO scriptast_records (run_id, record_zlib, figures_pack) VALUES (?, ?, ?)"
 )
 _INSERT_FIGURE = (
     "INSERT INTO scriptast_figures (run_id, name, value, unit, higher_is_better, reference, "
     "lower_bound, upper_bound, ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_OURS = ("scriptast_runs", "scriptast_figures")
+_OURS = ("scriptast_runs", "scriptast_figures", "scriptast_records")
 
 
 class Store:
@@ -95,12 +105,16 @@ class Store:
     def append(self, run: StoredRun) -> int | None:
         """Add one run and its figures in one transaction; its id, or None when this run was
         stored before (same run_uid)."""
-        values = [run.run_uid, *(getattr(run, c) for c in KEY_COLUMNS), run.record]
+        values = [run.run_uid, *(getattr(run, c) for c in KEY_COLUMNS)]
+        packed = pack_record(run.record)
+        figured = pack_figures([(f.name, f.value, f.unit, f.higher_is_better)
+                                for f in run.figures])  # fmt: skip
         with self.transaction():
             found = self.execute(_INSERT_RUN, values).fetchone()
             if found is None:
                 return None
             run_id = int(found[0])
+            self.execute(_INSERT_RECORD, [run_id, packed, figured])
             figures = [
                 (run_id, f.name, f.value, f.unit, _flag(f.higher_is_better), f.reference,
                  f.lower_bound, f.upper_bound, _flag(f.ok))
@@ -157,7 +171,7 @@ class Store:
         self._migrate(version)
 
     def _migrate(self, version: int) -> None:
-        steps = migrations(SERIAL[self.location.kind])
+        steps = migrations(SERIAL[self.location.kind], BLOB[self.location.kind])
         with self.transaction():
             if self.location.kind == "postgresql":  # one migrating process at a time
                 self.execute("SELECT pg_advisory_xact_lock(7436510925)")
@@ -170,6 +184,12 @@ class Store:
                     self.execute(statement)
             if 0 < current < 2:
                 self.migrated += recompute_setups(self)
+            if current < 3:
+                packed = _pack_records(self)
+                self.execute(RECORD_DROPPED)
+                if packed:
+                    self.migrated.append(f"results store {self.location.shown}: the records of "
+                                         f"{packed} run(s) compressed (schema 3)")  # fmt: skip
             self.execute("DELETE FROM scriptast_schema")
             self.execute("INSERT INTO scriptast_schema (version) VALUES (?)", [SCHEMA_VERSION])
 
@@ -179,6 +199,32 @@ class Store:
         else:
             sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         return [str(row[0]) for row in self.rows(sql)]
+
+
+def _pack_records(store: Store, batch: int = 1000) -> int:
+    """Each run's record (run.json's text) compressed into scriptast_records, a batch at a
+    time."""
+    packed = 0
+    last = -1
+    while True:
+        rows = store.rows("SELECT id, record FROM scriptast_runs WHERE id > ? ORDER BY id "
+                          f"LIMIT {int(batch)}", [last])  # fmt: skip
+        if not rows:
+            return packed
+        ids = [int(row[0]) for row in rows]
+        figures: dict[int, list[Any]] = {run_id: [] for run_id in ids}
+        for run_id, name, value, unit, higher in store.rows(
+            "SELECT run_id, name, value, unit, higher_is_better FROM scriptast_figures WHERE "
+            f"run_id IN ({', '.join('?' * len(ids))}) ORDER BY run_id, name",
+            ids,
+        ):
+            figures[int(run_id)].append((name, value, unit, None if higher is None
+                                         else bool(higher)))  # fmt: skip
+        store.executemany(_INSERT_RECORD, [(run_id, pack_record(str(text)),
+                                            pack_figures(figures[int(run_id)]))
+                                           for run_id, text in rows])  # fmt: skip
+        packed += len(rows)
+        last = int(rows[-1][0])
 
 
 def recompute_setups(store: Store) -> list[str]:

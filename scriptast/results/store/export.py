@@ -19,6 +19,7 @@ import msgspec
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import InputError
 from scriptast.results.store.database import Store
+from scriptast.results.store.packed import unpack_record
 from scriptast.results.store.queries import SUMMARY, RunFilter, RunRow, where
 
 FORMATS = ("csv", "json", "junit")
@@ -162,11 +163,12 @@ def _reasons(store: Store, ids: list[int]) -> dict[int, tuple[float | None, str]
     found = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        for run_id, text in store.rows(
-            f"SELECT id, record FROM scriptast_runs WHERE id IN ({', '.join('?' * len(chunk))})",
+        for run_id, packed in store.rows(
+            f"SELECT run_id, record_zlib FROM scriptast_records WHERE run_id IN "
+            f"({', '.join('?' * len(chunk))})",
             chunk,
         ):
-            record = msgspec.json.decode(text, type=RunRecord)
+            record = msgspec.json.decode(unpack_record(packed, run_id), type=RunRecord)
             found[int(run_id)] = (record.elapsed_seconds, _why(record))
     return found
 

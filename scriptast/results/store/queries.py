@@ -9,6 +9,7 @@ import msgspec
 
 from scriptast.errors import InputError
 from scriptast.results.store.database import Store
+from scriptast.results.store.packed import unpack_record
 from scriptast.results.store.rows import RunKeys
 from scriptast.results.store.schema import KEY_COLUMNS
 from scriptast.results.store.windows import Window
@@ -90,13 +91,15 @@ def list_runs(store: Store, chosen: RunFilter, limit: int | None = 50) -> list[R
 def one_run(store: Store, run_id: int) -> tuple[RunRow, str]:
     """A run's keys and its record (run.json's text); InputError when there is none."""
     found = store.rows(
-        f"SELECT {', '.join(SUMMARY)}, record FROM scriptast_runs WHERE id = ?", [run_id]
+        f"SELECT {', '.join('r.' + c for c in SUMMARY)}, p.record_zlib FROM scriptast_runs r "
+        "JOIN scriptast_records p ON p.run_id = r.id WHERE r.id = ?",
+        [run_id],
     )
     if not found:
         raise InputError(f"no run {run_id} in the results store {store.location.shown}: "
                          "'scriptast results list' shows the stored runs")  # fmt: skip
     row = found[0]
-    return RunRow(**dict(zip(SUMMARY, row[:-1], strict=True))), str(row[-1])
+    return RunRow(**dict(zip(SUMMARY, row[:-1], strict=True))), unpack_record(row[-1], run_id)
 
 
 def figure_names(store: Store) -> set[str]:
