@@ -57,6 +57,9 @@ def test_a_test_cmd_runs_failed_test_is_rerun_alone_and_passes(
     assert done.returncode == 10, done.stdout + done.stderr
     (stored,) = stored_ids(results_store)
     assert stored[1] == "FAILED"
+    with sqlite3.connect(results_store) as db:  # one model key across workflows: the HF id
+        keys = db.execute("SELECT model, model_name FROM scriptast_runs").fetchall()
+    assert keys == [("meta-llama/Llama-3.1-8B-Instruct", "llama_3_1_8b_instruct")]
     again = runs.run("emit", "pytest", "--request", str(request), "--rerun-failed", str(stored[0]))
     assert again.returncode == 0, again.stderr
     rerun = Path(f"{work}_rerun{stored[0]}")

@@ -42,6 +42,8 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
     test: UserCommand
     workdir: str | None = None
     junit: str | None = None
+    model: str | None = None
+    """The model the selected tests declare (MODEL_NAME: the HF id), for the results store."""
     files: tuple[tuple[str, str], ...] = ()
     """(name, text) of the files a CI stage's run reads: its test list and waives."""
 
@@ -120,6 +122,8 @@ class _Needs(msgspec.Struct, frozen=True):
     devices: Sourced | None
     ranks: Sourced | None
     model: str | None = None
+    every_model: str | None = None
+    """The model every selected test declares (its class's MODEL_NAME), when they agree."""
 
 
 def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
@@ -185,7 +189,8 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         file_devices = used
     rank_need = max(ranks, key=lambda n: n.count) if ranks and not narrowed else None
     ranks_need = Sourced(rank_need.count, rank_need.source) if rank_need else None
-    return _Needs(file_devices, ranks_need, models[0] if models else None)
+    same = models[0] if models and all(m == models[0] for m in models) else None
+    return _Needs(file_devices, ranks_need, models[0] if models else None, same)
 
 
 def _listed(
@@ -302,7 +307,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     if junit is not None:
         trail.add("junit", junit, "--junitxml of test_cmd, else added in the work directory")
     return Resolution(
-        work=PytestWork(test=test, workdir=workdir, junit=junit),
+        work=PytestWork(test=test, workdir=workdir, junit=junit, model=needs.every_model),
         parallelism=par,
         derived_name=names.from_test(tested, needs.model),
         world_source=par.ranks_source or "one task",
@@ -362,4 +367,4 @@ def measures(job: ResolvedJob) -> Measures | None:
         return None
     argv = list(work.test.argv or ())
     return Measures(kind="pytest", junit=work.junit, gpu_type=job.request.device_type,
-                    test_prefix=flag_value(argv, "--test-prefix"))  # fmt: skip
+                    test_prefix=flag_value(argv, "--test-prefix"), model=work.model)  # fmt: skip
