@@ -35,10 +35,10 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scriptast.contract.run_record import RunRecord, Verdict, encode_record
-from scriptast.results.store.database import Store
+from scriptast.results.store.database import Store, setup_id
 from scriptast.results.store.location import locate
 from scriptast.results.store.packed import pack_figures, pack_record
-from scriptast.results.store.rows import StoredFigure, StoredRun
+from scriptast.results.store.rows import SETUP, StoredFigure, StoredRun, setup_key
 from scriptast.results.store.schema import KEY_COLUMNS
 from tests.peak_memory import run_measured
 from tests.postgres_server import available, throwaway_server
@@ -103,13 +103,19 @@ def a_run(rng: random.Random, number: int, tag: str = "") -> StoredRun:
 def fill(url: str, runs: int) -> None:
     """`runs` distinct runs in one transaction (filling, not the append being measured)."""
     rng = random.Random(f"fill-{runs}")
+    setups: dict[str, int] = {}
     with Store.open(locate(url), create=True) as store, store.transaction():
         for start in range(0, runs, 5000):
             made = [a_run(rng, n) for n in range(start, min(runs, start + 5000))]
+            for r in made:
+                key = setup_key([getattr(r, c) for c in SETUP])
+                if key not in setups:
+                    setups[key] = setup_id(store, key)
             store.executemany(
-                f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 1))})",
-                [(r.run_uid, *(getattr(r, c) for c in KEY_COLUMNS)) for r in made],
+                f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, setup_id) "
+                f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))})",
+                [(r.run_uid, *(getattr(r, c) for c in KEY_COLUMNS),
+                  setups[setup_key([getattr(r, c) for c in SETUP])]) for r in made],
             )  # fmt: skip
             ids = {str(uid): int(i) for i, uid in store.rows(
                 "SELECT id, run_uid FROM scriptast_runs WHERE id > ?", [start])}  # fmt: skip

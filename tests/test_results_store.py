@@ -592,7 +592,12 @@ def test_a_schema_2_store_keeps_its_records_compressed_and_reads_them_back(url: 
     kind = "postgresql" if url.startswith("postgresql") else "sqlite"
     old = a_run(1, finished=day(1))
     with Store.open(locate(url), create=True) as store:  # then taken back to schema 2
-        for table in ("scriptast_figures", "scriptast_records", "scriptast_runs"):
+        for table in (
+            "scriptast_figures",
+            "scriptast_records",
+            "scriptast_runs",
+            "scriptast_setups",
+        ):
             store.execute(f"DROP TABLE {table}")
         store.execute("DELETE FROM scriptast_schema")
         for step in migrations(SERIAL[kind], BLOB[kind])[:2]:
@@ -674,3 +679,27 @@ def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == ("error: run 2's figures in the results store are damaged (not what "
                            "scriptast packs)\n")  # fmt: skip
+
+
+def test_history_reads_each_setups_newest_runs_past_many_regressed_ones(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest run of a setup is held against its 5 newest earlier PASSED runs even with 30
+    REGRESSED runs between (the index is read on past its first page); reading every run once
+    (a store of very many setups) finds the same."""
+    import scriptast.results.store.compare as compare
+
+    for n in range(1, 7):  # the PASSED baseline, oldest
+        store.append(a_run(n, finished=day(n), value=1000.0))
+    for n in range(7, 37):
+        when = day(7 + (n - 7) // 24, hour=(n - 7) % 24)
+        store.append(a_run(n, finished=when, value=900.0, verdict="REGRESSED"))
+    store.append(a_run(37, finished=day(20), value=700.0, gpus=8))  # a setup of its own
+    indexed = compare_history(store, RunFilter(), tolerance=5.0)
+    monkeypatch.setattr(compare, "PER_SETUP_AT_MOST", 0)
+    scanned = compare_history(store, RunFilter(), tolerance=5.0)
+    assert indexed == scanned
+    (four, eight) = indexed
+    assert four.target_run == 36 and four.baseline_runs == (6, 5, 4, 3, 2)
+    assert four.verdict == "REGRESSED" and four.base is not None and four.base.value == 1000.0
+    assert eight.target_run == 37 and eight.verdict.startswith("not judged: 0 earlier")

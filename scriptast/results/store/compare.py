@@ -183,33 +183,55 @@ def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth:
     return out
 
 
-_SETUP_TEXT = {
-    "sqlite": f"json_array({', '.join('r.' + c for c in SETUP)})",
-    "postgresql": f"json_build_array({', '.join('r.' + c for c in SETUP)})::text",
-}
-"""A run's setup as one value, made by the database (twelve columns a run cost the scan of every
-run a history comparison makes twice as much): a key here, read back only for each setup."""
+PER_SETUP_AT_MOST = 5000
+"""Up to this many setups, a history comparison reads each setup's newest runs from the index;
+beyond, every run once."""
 
 
 def _newest_and_earlier(store: Store, chosen: RunFilter, depth: int
                         ) -> tuple[dict[Key, int], dict[Key, list[int]]]:  # fmt: skip
-    """Each setup's newest measured run, and its `depth` newest PASSED runs before that one:
-    every run `chosen` names read once, in the table's order, and ordered here a setup at a
-    time (the database's order by finish time costs a lookup a run)."""
+    """Each setup's newest measured run, and its `depth` newest PASSED runs before that one."""
+    setups = store.rows("SELECT id, setup_key FROM scriptast_setups")
+    if len(setups) > PER_SETUP_AT_MOST:
+        return _scanned(store, chosen, depth)
+    clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
+    clause += (" AND" if clause else " WHERE") + " r.setup_id = ?"
+    newest: dict[Key, int] = {}
+    earlier: dict[Key, list[int]] = defaultdict(list)
+    for setup, key_text in setups:
+        limit = 4 * depth + 4  # enough unless most recent runs REGRESSED; then read on
+        while True:
+            runs = store.rows(f"SELECT r.id, r.verdict FROM scriptast_runs r{clause} ORDER BY "
+                              f"r.finished_at DESC, r.id DESC LIMIT {limit}",
+                              [*values, setup])  # fmt: skip
+            passed = [int(i) for i, verdict in runs[1:] if verdict == "PASSED"][:depth]
+            if len(passed) == depth or len(runs) < limit:
+                break
+            limit *= 4
+        if runs:
+            key = tuple(json.loads(key_text))
+            newest[key] = int(runs[0][0])
+            earlier[key] = passed
+    return newest, earlier
+
+
+def _scanned(store: Store, chosen: RunFilter, depth: int
+             ) -> tuple[dict[Key, int], dict[Key, list[int]]]:  # fmt: skip
+    """As _newest_and_earlier, reading every run `chosen` names once, in the table's order,
+    ordered here a setup at a time (the database's order by finish time costs a lookup a run)."""
     clause, values = where(chosen)
-    by_setup: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+    by_setup: dict[int, list[tuple[str, int, str]]] = defaultdict(list)
     for run_id, finished, verdict, setup in store.rows(
-        f"SELECT r.id, r.finished_at, r.verdict, {_SETUP_TEXT[store.location.kind]} FROM "
-        f"scriptast_runs r{clause}",
-        values,
+        f"SELECT r.id, r.finished_at, r.verdict, r.setup_id FROM scriptast_runs r{clause}", values
     ):
         if verdict in MEASURED:
-            by_setup[setup].append((finished, int(run_id), verdict))
+            by_setup[int(setup)].append((finished, int(run_id), verdict))
+    keys = {int(i): text for i, text in store.rows("SELECT id, setup_key FROM scriptast_setups")}
     newest: dict[Key, int] = {}
     earlier: dict[Key, list[int]] = defaultdict(list)
     for setup, runs in by_setup.items():
         runs.sort(reverse=True)
-        key = tuple(json.loads(setup))
+        key = tuple(json.loads(keys[setup]))
         newest[key] = runs[0][1]
         earlier[key] = [run_id for _, run_id, verdict in runs[1:] if verdict == "PASSED"][:depth]
     return newest, earlier
@@ -220,13 +242,12 @@ def _figures_of(store: Store, run_ids: list[int], figure: str | None
     found: dict[int, dict[str, tuple[float, str, bool | None]]] = defaultdict(dict)
     for start in range(0, len(run_ids), 500):
         chunk = run_ids[start : start + 500]
-        sql = ("SELECT run_id, name, value, unit, higher_is_better FROM scriptast_figures "
-               f"WHERE run_id IN ({', '.join('?' * len(chunk))})")  # fmt: skip
-        values: list[Any] = list(chunk)
-        if figure is not None:
-            sql += " AND name = ?"
-            values.append(figure)
-        for run_id, name, value, unit, higher in store.rows(sql, values):
-            found[int(run_id)][str(name)] = (float(value), str(unit),
-                                             None if higher is None else bool(higher))  # fmt: skip
+        for run_id, packed in store.rows(
+            "SELECT run_id, figures_pack FROM scriptast_records WHERE run_id IN "
+            f"({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
+            for name, value, unit, higher in unpack_figures(packed, run_id):
+                if figure is None or name == figure:
+                    found[int(run_id)][name] = (value, unit, higher)
     return found

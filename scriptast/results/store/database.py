@@ -12,7 +12,7 @@ from typing import Any
 from scriptast.errors import StoreError
 from scriptast.results.store.location import Location, default_path, masked, passwords
 from scriptast.results.store.packed import pack_figures, pack_record
-from scriptast.results.store.rows import StoredRun
+from scriptast.results.store.rows import SETUP, StoredRun, setup_key
 from scriptast.results.store.schema import (
     KEY_COLUMNS,
     RECORD_DROPPED,
@@ -23,8 +23,8 @@ from scriptast.results.store.schema import (
 SERIAL = {"sqlite": "INTEGER PRIMARY KEY AUTOINCREMENT", "postgresql": "BIGSERIAL PRIMARY KEY"}
 BLOB = {"sqlite": "BLOB", "postgresql": "BYTEA"}
 _INSERT_RUN = (
-    f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 1))}) "
+    f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, setup_id) "
+    f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))}) "
     "ON CONFLICT (run_uid) DO NOTHING RETURNING id"
 )
 _INSERT_RECORD = (
@@ -34,7 +34,7 @@ _INSERT_FIGURE = (
     "INSERT INTO scriptast_figures (run_id, name, value, unit, higher_is_better, reference, "
     "lower_bound, upper_bound, ok) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-_OURS = ("scriptast_runs", "scriptast_figures", "scriptast_records")
+_OURS = ("scriptast_runs", "scriptast_figures", "scriptast_records", "scriptast_setups")
 
 
 class Store:
@@ -106,11 +106,12 @@ class Store:
         """Add one run and its figures in one transaction; its id, or None when this run was
         stored before (same run_uid)."""
         values = [run.run_uid, *(getattr(run, c) for c in KEY_COLUMNS)]
+        key = setup_key([getattr(run, c) for c in SETUP])
         packed = pack_record(run.record)
         figured = pack_figures([(f.name, f.value, f.unit, f.higher_is_better)
                                 for f in run.figures])  # fmt: skip
         with self.transaction():
-            found = self.execute(_INSERT_RUN, values).fetchone()
+            found = self.execute(_INSERT_RUN, [*values, setup_id(self, key)]).fetchone()
             if found is None:
                 return None
             run_id = int(found[0])
@@ -187,6 +188,7 @@ class Store:
             if current < 3:
                 packed = _pack_records(self)
                 self.execute(RECORD_DROPPED)
+                _key_setups(self)
                 if packed:
                     self.migrated.append(f"results store {self.location.shown}: the records of "
                                          f"{packed} run(s) compressed (schema 3)")  # fmt: skip
@@ -199,6 +201,28 @@ class Store:
         else:
             sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         return [str(row[0]) for row in self.rows(sql)]
+
+
+def setup_id(store: Store, key: str) -> int:
+    """The id of the setup `key` (made the first time a run of it is stored)."""
+    store.execute("INSERT INTO scriptast_setups (setup_key) VALUES (?) ON CONFLICT (setup_key) "
+                  "DO NOTHING", [key])  # fmt: skip
+    ((found,),) = store.rows("SELECT id FROM scriptast_setups WHERE setup_key = ?", [key])
+    return int(found)
+
+
+def _key_setups(store: Store) -> None:
+    """Each run's setup_id, from its setup columns (a store before schema 3)."""
+    ids: dict[str, int] = {}
+    rows = store.rows(f"SELECT id, {', '.join(SETUP)} FROM scriptast_runs")
+    for start in range(0, len(rows), 1000):
+        pairs = []
+        for run_id, *setup in rows[start : start + 1000]:
+            key = setup_key(setup)
+            if key not in ids:
+                ids[key] = setup_id(store, key)
+            pairs.append((ids[key], run_id))
+        store.executemany("UPDATE scriptast_runs SET setup_id = ? WHERE id = ?", pairs)
 
 
 def _pack_records(store: Store, batch: int = 1000) -> int:

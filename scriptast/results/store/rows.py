@@ -5,6 +5,9 @@ cluster, times), its headline figure, every figure with its check, and run.json 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -103,6 +106,11 @@ SETUP = (
 )
 """The keys two runs must agree on to be compared: the same setup (`gpu_count` the GPUs the job
 asked for in all, never its partition's node size)."""
+
+
+def setup_key(values: Sequence[Any]) -> str:
+    """A setup (the SETUP values, in order) as one text: the store keeps each setup once."""
+    return json.dumps(list(values), separators=(",", ":"))
 
 
 class Comparable(msgspec.Struct, frozen=True, kw_only=True):

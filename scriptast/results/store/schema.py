@@ -63,6 +63,12 @@ def migrations(serial: str, blob: str) -> list[list[str]]:
             f"""CREATE TABLE scriptast_records (
                 run_id INTEGER PRIMARY KEY REFERENCES scriptast_runs (id),
                 record_zlib {blob} NOT NULL, figures_pack {blob} NOT NULL)""",
+            # each setup once (rows.setup_key), and each run's: a history comparison reads a
+            # setup's newest runs from the index instead of every run
+            f"CREATE TABLE scriptast_setups (id {serial}, setup_key TEXT NOT NULL UNIQUE)",
+            "ALTER TABLE scriptast_runs ADD COLUMN setup_id INTEGER "
+            "REFERENCES scriptast_setups (id)",
+            "CREATE INDEX scriptast_runs_by_setup ON scriptast_runs (setup_id, finished_at, id)",
         ],
     ]
 
