@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from scriptast.results.store.database import Store
-from scriptast.results.store.packed import PackedFigure, unpack_figures
+from scriptast.results.store.packed import Columns, unpack_columns, unpack_figures
 from scriptast.results.store.queries import RunFilter, where
 from scriptast.results.store.rows import SETUP, Comparable
 
@@ -89,16 +89,19 @@ def _common(key: Key) -> dict[str, Any]:
 
 
 def _values(store: Store, chosen: RunFilter, figure: str | None
-            ) -> Iterator[tuple[tuple[Any, ...], list[PackedFigure]]]:  # fmt: skip
-    """Each measured run `chosen` names: its setup and its figures (`figure` only, when
-    given), read a run at a time from their packed value (a row a figure costs a comparison of
-    windows three times as much at 100,000 runs)."""
+            ) -> Iterator[tuple[tuple[Any, ...], Columns]]:  # fmt: skip
+    """Each measured run `chosen` names: its setup and its figures a column each (`figure`
+    only, when given), read a run at a time from their packed value (a row a figure costs a
+    comparison of windows three times as much at 100,000 runs)."""
     clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
     for row in store.rows(_PACKED + clause, values):
-        figures = unpack_figures(row[-1], row[0])
+        columns = unpack_columns(row[-1], row[0])
         if figure is not None:
-            figures = [f for f in figures if f[0] == figure]
-        yield tuple(row[1:-1]), figures
+            at = [i for i, name in enumerate(columns[0]) if name == figure][:1]
+            names, values_, units, highers = columns
+            columns = (tuple(names[i] for i in at), tuple(values_[i] for i in at),
+                       tuple(units[i] for i in at), tuple(highers[i] for i in at))  # fmt: skip
+        yield tuple(row[1:-1]), columns
 
 
 def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate: str,
@@ -112,19 +115,23 @@ def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate
     sides: list[dict[Key, list[float]]] = []
     facts: dict[Key, tuple[str, bool | None]] = {}
     for chosen in (base, target):
-        by_group: dict[Key, dict[str, list[float]]] = defaultdict(dict)
-        for setup, figures in _values(store, chosen, figure):
+        # per group, per list of names its runs have: their value columns (a run a step)
+        by_group: dict[Key, dict[tuple[str, ...], list[tuple[float, ...]]]] = defaultdict(dict)
+        for setup, (names, values, units, highers) in _values(store, chosen, figure):
             group = setup if len(kept) == len(SETUP) else tuple(
                 setup[i] if i in kept else None for i in range(len(SETUP)))  # fmt: skip
-            named = by_group[group]
-            for name, value, unit, higher in figures:  # the hot loop: every figure of a window
-                values = named.get(name)
-                if values is None:
-                    named[name] = values = []
+            runs = by_group[group].get(names)
+            if runs is None:
+                by_group[group][names] = runs = []
+                for name, unit, higher in zip(names, units, highers, strict=True):
                     facts.setdefault((*group, name), (unit, higher))
-                values.append(value)
-        sides.append({(*group, name): values for group, named in by_group.items()
-                      for name, values in named.items()})  # fmt: skip
+            runs.append(values)
+        found: dict[Key, list[float]] = defaultdict(list)
+        for group, by_names in by_group.items():
+            for names, runs in by_names.items():
+                for name, column in zip(names, zip(*runs, strict=True), strict=True):
+                    found[(*group, name)].extend(column)
+        sides.append(found)
     out = []
     for key in sorted(set(sides[0]) | set(sides[1]), key=_order):
         unit, higher = facts[key]

@@ -14,7 +14,10 @@ from scriptast.errors import StoreError
 
 PackedFigure = tuple[str, float, str, bool | None]
 """A figure's name, value, unit and which way it regresses (None: neither)."""
-_FIGURES_DECODER = msgspec.msgpack.Decoder(list[PackedFigure])
+Columns = tuple[tuple[str, ...], tuple[float, ...], tuple[str, ...], tuple[bool | None, ...]]
+"""A run's figures a column each: names, values, units, which ways (runs of one setup share
+their names, so a comparison adds a run's values in one step)."""
+_FIGURES_DECODER = msgspec.msgpack.Decoder(Columns)
 
 MOST_RECORD_BYTES = 16 << 20
 """The largest record read back (run.json keeps bounded lists: a real one is a few KB)."""
@@ -57,16 +60,25 @@ def unpack_record(value: object, run_id: object) -> str:
 
 
 def pack_figures(figures: Sequence[PackedFigure]) -> bytes:
-    return msgspec.msgpack.encode(list(figures))
+    return msgspec.msgpack.encode([list(column) for column in zip(*figures, strict=True)]
+                                  if figures else [[], [], [], []])  # fmt: skip
 
 
-def unpack_figures(value: object, run_id: object) -> list[PackedFigure]:
-    """The figures packed with a run; StoreError when the value is not what pack_figures
-    wrote."""
+def unpack_columns(value: object, run_id: object) -> Columns:
+    """The figures packed with a run, a column each; StoreError when the value is not what
+    pack_figures wrote."""
     if not isinstance(value, bytes | bytearray | memoryview):
         raise StoreError(f"run {run_id}'s figures in the results store are not packed bytes")
     try:
-        return _FIGURES_DECODER.decode(value)
+        columns = _FIGURES_DECODER.decode(value)
     except (msgspec.DecodeError, msgspec.ValidationError):
+        columns = None
+    if columns is None or len({len(column) for column in columns}) != 1:
         raise StoreError(f"run {run_id}'s figures in the results store are damaged "
-                         "(not what scriptast packs)") from None  # fmt: skip
+                         "(not what scriptast packs)")  # fmt: skip
+    return columns
+
+
+def unpack_figures(value: object, run_id: object) -> list[PackedFigure]:
+    """The figures packed with a run, a figure each."""
+    return list(zip(*unpack_columns(value, run_id), strict=True))
