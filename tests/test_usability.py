@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from scriptast.cli.app import app
-from scriptast.cli.emit_command import fail
+from scriptast.cli.say import fail
 from scriptast.emitters.shells import FishQuoter, PwshQuoter, ShellQuoter, quoter_for
 from scriptast.errors import QuoteError
 from tests.profiles import scaled

@@ -14,9 +14,10 @@ from typing import Any
 import typer
 
 from scriptast.cli import examples as cli_help
-from scriptast.cli.emit_command import fail, run_emit
+from scriptast.cli.emit_command import run_emit
 from scriptast.cli.options import emit_parameters, other_categories_options
 from scriptast.cli.results_command import results_app
+from scriptast.cli.say import fail
 
 PIPED_WIDTH = 100
 """Help written to a pipe is this wide (rich's 80 cuts long option names short)."""

@@ -4,34 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from scriptast.cli.fields import split_flags
+from scriptast.cli.say import fail, one_line, warn
 
 if TYPE_CHECKING:
     from scriptast.pipeline.emit_job import Output
-
-
-def _colour(text: str, code: str) -> str:
-    """ANSI colour on a terminal, unless NO_COLOR is set."""
-    import os
-
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
-        return text
-    return f"\x1b[{code}m{text}\x1b[0m"
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    """`error: <message>` on stderr, as one line, and exit."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        sys.stderr.write(f"{_colour('error:', '1;31')} {_one_line(message)}\n")
-        sys.stderr.flush()
-    raise SystemExit(code)
-
-
-def warn(message: str) -> None:
-    """`warning: <message>` on stderr."""
-    sys.stderr.write(f"{_colour('warning:', '1;33')} {message}\n")
 
 
 def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
@@ -249,7 +228,7 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
         if message is not None:
             failures += 1
             line = f"{path} line {number}: error: {message}"
-            sys.stderr.write(("\r" if progress else "") + _one_line(line) + "\n")
+            sys.stderr.write(("\r" if progress else "") + one_line(line) + "\n")
         if progress:
             bar = "#" * (30 * done // total)
             sys.stderr.write(f"\r[{bar:<30}] {done}/{total}")
@@ -260,8 +239,3 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     )
     if failures:
         raise SystemExit(1)
-
-
-def _one_line(text: str) -> str:
-    """A message as one printable line: newlines and other controls escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

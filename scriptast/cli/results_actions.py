@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scriptast.cli.emit_command import fail
+from scriptast.cli.say import fail
 
 if TYPE_CHECKING:
     from scriptast.results.store.compare import Comparison

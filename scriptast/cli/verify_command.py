@@ -24,7 +24,7 @@ def run_verify(files: list[Path], slurm_env_file: Path | None) -> int:
         try:
             env = load_slurm_env(str(slurm_env_file), "verify").env
         except ScriptastError as error:
-            from scriptast.cli.emit_command import fail
+            from scriptast.cli.say import fail
 
             fail(str(error))
     plugins = env.plugin_options if env is not None else None

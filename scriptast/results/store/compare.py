@@ -6,6 +6,7 @@ Only runs whose steps all succeeded (PASSED, REGRESSED) carry figures worth comp
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 from collections import defaultdict
@@ -83,9 +84,15 @@ _PACKED = (
 
 def _common(key: Key) -> dict[str, Any]:
     """A comparison's setup fields, from its key."""
-    setup = Comparable(**dict(zip(SETUP, key[: len(SETUP)], strict=True)))
-    return {"model": setup.model, "gpu_type": setup.gpu_type, "gpu_count": setup.gpu_count,
-            "setup": setup.words()}  # fmt: skip
+    return dict(zip(("model", "gpu_type", "gpu_count", "setup"), _setup_fields(key[: len(SETUP)]),
+                    strict=True))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _setup_fields(values: tuple[Any, ...]) -> tuple[str | None, str | None, int | None, str]:
+    """A setup's fields and its words, made once per setup (its figures share them)."""
+    setup = Comparable(**dict(zip(SETUP, values, strict=True)))
+    return setup.model, setup.gpu_type, setup.gpu_count, setup.words()
 
 
 def _values(store: Store, chosen: RunFilter, figure: str | None

@@ -90,7 +90,12 @@ class Store:
     def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows a query returns."""
         with self._errors():
-            cursor = self._connection.execute(self._dialect(sql), tuple(parameters))
+            if self.location.kind == "sqlite":
+                cursor = self._connection.execute(sql, tuple(parameters))
+            else:
+                # binary rows: a packed value arrives as its bytes, not as hex to decode
+                cursor = self._connection.execute(self._dialect(sql), tuple(parameters),
+                                                  binary=True)  # fmt: skip
             return list(cursor.fetchall())
 
     def execute(self, sql: str, parameters: Sequence[Any] = ()) -> Any:
