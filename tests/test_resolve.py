@@ -890,7 +890,7 @@ def test_model_dir_lookup_edges(tmp_path: Path) -> None:
 
 
 def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
-    from scriptast.builders.categories.pytest.devices import TestTarget, inspect_devices
+    from scriptast.builders.categories.pytest.devices import TestTarget, read_needs
 
     source = tmp_path / "test_edge.py"
     source.write_text(
@@ -901,12 +901,12 @@ def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
         "@pytest.mark.parametrize('y', [pytest.param(1, marks=pytest.mark.skip_less_device(2)), 3], ids=['p1', 'p2'])\n"
         "def test_f(x, y):\n    pass\n"
     )
-    assert inspect_devices(source, TestTarget(str(source), ("test_f",), "a-p1")).count == 2  # type: ignore[union-attr]
-    assert inspect_devices(source, TestTarget(str(source), ("test_f",), "b-p2")) is None
+    assert read_needs(source, TestTarget(str(source), ("test_f",), "a-p1")).devices.count == 2  # type: ignore[union-attr]
+    assert read_needs(source, TestTarget(str(source), ("test_f",), "b-p2")).devices is None
     broken = tmp_path / "test_broken.py"
     broken.write_text("def oops(:\n")
     with pytest.raises(ResolveError, match="does not parse"):
-        inspect_devices(broken, TestTarget(str(broken), (), None))
+        read_needs(broken, TestTarget(str(broken), (), None))
     absolute = job(
         site,
         workflow_type="pytest",

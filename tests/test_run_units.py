@@ -24,7 +24,7 @@ from scriptast.executor.report import exit_code
 from scriptast.readers.launch_readback import read_launch_script
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose, time_seconds
-from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_exit_code
+from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_code_signal
 from tests.run_site import SCRIPTAST
 
 # What Slurm 22.05 prints for these commands (`sacct -n -P -X -o JobID,State,ExitCode` and
@@ -156,10 +156,13 @@ def test_a_launch_scripts_log_names_are_read_as_sbatch_reads_its_header() -> Non
 
 
 @pytest.mark.parametrize(
-    ("text", "code"), [("0:0", 0), ("3:0", 3), ("0:15", 143), ("1:9", 1), ("", None)]
-)
-def test_slurm_exit_codes_read_as_a_shell_reports_them(text: str, code: int | None) -> None:
-    assert parse_exit_code(text) == code
+    ("text", "pair"),
+    [("0:0", (0, None)), ("3:0", (3, None)), ("0:15", (0, 15)), ("1:9", (1, 9)), ("", (None, None)),
+     ("x:1", (None, None))],
+)  # fmt: skip
+def test_slurm_exit_codes_read_as_code_and_signal(text: str, pair: tuple[int | None, int | None]
+                                                   ) -> None:  # fmt: skip
+    assert parse_code_signal(text) == pair
 
 
 def test_durations_and_slurm_times() -> None:

@@ -44,7 +44,6 @@ MOUNT_FLAGS = frozenset(
         "rshared",
     ]
 )
-NAME_FLAGS = ("auto", "create", "exec", "no_exec")
 PYXIS_PATH_CHARACTERS = {" ": "a space", ",": "a comma", ":": "a colon"}
 """What `--container-mounts` has no escape for (it splits on `,` and `:`)."""
 

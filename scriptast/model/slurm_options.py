@@ -190,13 +190,6 @@ SRUN_SHORT_WITH_VALUE = {
     "-W": "wait", "-x": "exclude",
 }  # fmt: skip
 """srun's one-letter options that take a value (srun(1) of Slurm 22.05)."""
-SRUN_SHORT_FLAGS = {
-    "-E": "preserve-env", "-H": "hold", "-I": "immediate", "-k": "no-kill",
-    "-K": "kill-on-bad-exit", "-l": "label", "-O": "overcommit", "-Q": "quiet",
-    "-s": "oversubscribe", "-u": "unbuffered", "-v": "verbose", "-X": "disable-status",
-    "-Z": "no-allocate",
-}  # fmt: skip
-"""srun's one-letter options that take none (or only one written onto them, as `-K1`)."""
 
 
 INT_OPTIONS = frozenset(

@@ -102,8 +102,7 @@ PROCESS = "process"
 
 class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     """One scheduler. `lower` turns a category's steps into its script form;
-    `runs_launch_scripts`: it takes a launch script another tool writes (perf_sanity's
-    submit.py writes Slurm batch scripts); `states` maps each of its state names onto JobState
+    `states` maps each of its state names onto JobState
     (a name it lacks is UNKNOWN); `ended_by` the (state, reason) pairs of a job the scheduler
     has ended while it is still winding down, with the state it ends in. Run launches its jobs
     as `launch` says (BATCH through `client`, PROCESS here); `allocations`: a job may run as a
@@ -115,7 +114,6 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     ended_by: Mapping[tuple[str, str], str] = {}
     launch: str = BATCH
     client: Callable[[Transport], SchedulerClient] | None = None
-    runs_launch_scripts: bool = False
     allocations: bool = False
 
     def winding_down(self, state: str) -> bool:

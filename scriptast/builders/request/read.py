@@ -75,11 +75,6 @@ FLAT_DOC = (
 )
 
 
-def part_types() -> tuple[type[RequestPart], ...]:
-    """The part of the request each registered category owns, in the registry's order."""
-    return shape().parts
-
-
 def request_type() -> type[msgspec.Struct]:
     """The request as a file writes it: the shared fields with every category's part among
     them, flat (`scriptast schema request` prints it)."""

@@ -28,6 +28,5 @@ BACKEND = SchedulerBackend(
     ended_by=ENDED_BY,
     launch=BATCH,
     client=_client,
-    runs_launch_scripts=True,
     allocations=True,
 )

@@ -25,14 +25,6 @@ OWNER_FORMAT = "JobID:|,UserName:|,Name:|,Command:|"
 _NO_ACCOUNTING = "accounting storage is disabled"
 
 
-def parse_exit_code(text: str) -> int | None:
-    """Slurm's `code:signal` as a shell would report it: the code, or 128 + the signal."""
-    code, signal = parse_code_signal(text)
-    if code is None:
-        return None
-    return 128 + signal if signal and not code else code
-
-
 def parse_code_signal(text: str) -> tuple[int | None, int | None]:
     """Slurm's `code:signal` (sacct, scontrol) as (code, signal); signal None when it is 0."""
     code, _, signal = text.partition(":")

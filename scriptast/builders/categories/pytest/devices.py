@@ -275,8 +275,3 @@ def _declared_model(tree: ast.Module, target: TestTarget) -> str | None:
                 ):
                     return statement.value.value
     return None
-
-
-def inspect_devices(file: Path, target: TestTarget) -> Need | None:
-    """The GPU count of the target's tests (the largest), and which mark decided it."""
-    return read_needs(file, target).devices
