@@ -11,7 +11,6 @@ import msgspec
 from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.measured import Figure, PytestResults
 
-RUN_FILE = "run.json"
 RECORD_VERSION = 1
 
 

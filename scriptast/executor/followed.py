@@ -21,9 +21,9 @@ import msgspec
 
 from scriptast.common.processes import alive
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.files import EXIT_FILE, RUN_FILE
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import (
-    RUN_FILE,
     VERDICT_EXIT,
     JobState,
     PatternHit,
@@ -42,7 +42,6 @@ from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.workdir.write import replace_file
 
-EXIT_FILE = "run.exit"
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
 read it after the process that ran it has gone."""
 Clock = Callable[[], float]

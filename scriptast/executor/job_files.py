@@ -13,12 +13,12 @@ import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL
+from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import RunError
 from scriptast.results.reference_file import References
 from scriptast.results.store.history import HistoryBaseline
 
-JOB_SPEC = "job_spec.json"
 MOST_BYTES = 64 * 1024 * 1024
 """A job_spec.json or script larger than this is not one emit wrote."""
 

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.measured import Figure, Measures, PytestResults
 from scriptast.contract.run_record import RECORD_VERSION, VERDICT_EXIT, RunRecord
@@ -110,7 +111,7 @@ def _scan(path: str, scanner: _Scanner) -> None:
 
 def _spec(path: str) -> JobSpec:
     try:
-        return msgspec.json.decode(read_regular(path, "job_spec.json"), type=JobSpec)
+        return msgspec.json.decode(read_regular(path, JOB_SPEC), type=JobSpec)
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
         raise InputError(f"{path} is not a job_spec.json scriptast can read: {error}") from None
 

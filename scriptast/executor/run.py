@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.run_record import RUN_FILE, Attempt, RunRecord, Verdict, encode_record
+from scriptast.contract.files import RUN_FILE
+from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow import Follower, terminal_progress

@@ -8,10 +8,11 @@ import os
 from collections.abc import Sequence
 
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import StoreError
 from scriptast.executor.followed import Followed, utc_now
-from scriptast.executor.job_files import JOB_SPEC, LoadedJob
+from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.session import Session
 from scriptast.results.store.location import Location
 from scriptast.results.store.origin import Fetch, origin_of

@@ -16,6 +16,7 @@ from scriptast.builders.request.forwarded import kept_fields
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.resolve import resolve
 from scriptast.common.file_names import check_inside
+from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.measured import Measures
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
@@ -28,8 +29,6 @@ from scriptast.pipeline.job_spec import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.registry import scheduler
-
-JOB_SPEC = "job_spec.json"
 
 __all__ = ["JOB_SPEC", "Output", "OutputFile", "generate", "write_outputs"]
 

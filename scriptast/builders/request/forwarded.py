@@ -13,10 +13,10 @@ import msgspec
 
 from scriptast.builders.request.fields import Request
 from scriptast.common.text_files import regular_file_bytes
+from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import InputError
 
-JOB_SPEC = "job_spec.json"
 FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root", "device_type")
 PATHS = frozenset({"remote_repo_path", "remote_work_dir", "llm_models_root"})
 REMOTE_ONLY = frozenset({"remote_repo_path", "remote_work_dir"})

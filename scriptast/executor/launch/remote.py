@@ -15,18 +15,17 @@ import time
 from collections.abc import Callable
 
 from scriptast.common.new_files import created_anew
-from scriptast.contract.run_record import RUN_FILE, RunRecord
+from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
+from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.followed import (
-    EXIT_FILE,
     BatchFollowed,
     Followed,
     RemoteStepFollowed,
     Setup,
 )
 from scriptast.executor.job_files import (
-    JOB_SPEC,
     LoadedJob,
     destinations_outside,
     log_files,

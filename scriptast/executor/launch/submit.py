@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL, WorkflowType
-from scriptast.contract.run_record import RUN_FILE, encode_record
+from scriptast.contract.files import RUN_FILE
+from scriptast.contract.run_record import encode_record
 from scriptast.errors import RunError
 from scriptast.executor.followed import Followed
 from scriptast.executor.job_files import LoadedJob

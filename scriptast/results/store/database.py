@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from scriptast.contract.files import JOB_SPEC
 from scriptast.errors import StoreError
 from scriptast.results.store.location import Location, default_path, masked, passwords
 from scriptast.results.store.packed import pack_figures, pack_record
@@ -274,7 +275,7 @@ def recompute_setups(store: Store) -> list[str]:
     before_after: dict[tuple[Any, Any], int] = {}
     for run_id, work_dir, digest, gpus in rows:
         try:
-            data, _ = regular_file_bytes(os.path.join(str(work_dir), "job_spec.json"), 1 << 24,
+            data, _ = regular_file_bytes(os.path.join(str(work_dir), JOB_SPEC), 1 << 24,
                                          follow_links=False)  # fmt: skip
         except OSError:
             kept += 1

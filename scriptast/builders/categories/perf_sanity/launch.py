@@ -24,6 +24,7 @@ from scriptast.builders.categories.perf_sanity.work import PerfWork
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.file_names import check_component
 from scriptast.common.text_files import read_text_file
+from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.errors import ResolveError
 from scriptast.model.submit_call import ConfigCopy, PerfSubmit, ScriptCopy, SubmitPlan
 
@@ -115,6 +116,6 @@ def checkout_scripts(repo_root: str) -> tuple[ScriptCopy, ...]:
 
 
 GENERATED_NAMES = frozenset(
-    {LAUNCH_SH, RUN_SH, INSTALL_SH, "test_list.txt", "job_spec.json", "run.json", "run.exit"}
+    {LAUNCH_SH, RUN_SH, INSTALL_SH, "test_list.txt", JOB_SPEC, RUN_FILE, EXIT_FILE}
 )
 """Files a perf_sanity job's work dir gets from submit.py, emit and run."""
