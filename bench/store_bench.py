@@ -5,7 +5,7 @@ each key's newest run against its history), each timed through the library and a
 a user types; appending one distinct run; two processes appending 1,000 distinct runs each at
 once, and what they lost.
 
-    python bench/store_bench.py [--runs 100000] [--no-postgres] [--reframe]
+    python bench/store_bench.py [--runs 100000] [--no-postgres | --no-sqlite] [--reframe]
 
 Each run is a real bench job's run.json (bench/fixtures/bench_run.json) with its own values; the
 store's bytes per run on disk are measured, and with --reframe the same runs are stored in
@@ -334,6 +334,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL alone")
     parser.add_argument("--reframe", action="store_true",
                         help="pair with ReFrame 4.10's results storage (installed from PyPI "
                         "into ~/.cache/scriptast-bench the first time)")  # fmt: skip
@@ -341,6 +342,8 @@ def main() -> int:
     rows: list[tuple[str, str]] = []
     with stores(not args.no_postgres and available()) as kinds:
         for kind, big, empty in kinds:
+            if kind == "sqlite" and args.no_sqlite:
+                continue
             rows += measure_kind(kind, big, empty, args.runs)
             if kind == "sqlite" and args.reframe:
                 cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))

@@ -13,7 +13,7 @@ import pytest
 from scriptast.builders import categories
 from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.categories.custom.request import CustomRequest
-from scriptast.builders.category import Category, Facts, Patterns, Resolution
+from scriptast.builders.category import Category, Patterns, Resolution, SharedResolution
 from scriptast.builders.request.fields import RequestPart
 from scriptast.builders.request.read import build_request
 from scriptast.builders.resolution.commands import user_command
@@ -38,7 +38,7 @@ class SmokeWork(Work, frozen=True, kw_only=True, tag="smoke"):
         return (("custom_cmd", self.command),)
 
 
-def _resolve(facts: Facts, trail: Trail) -> Resolution:
+def _resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     devices = requested_devices(facts.request.required_devices)
     one = Sourced(1, "default")
     par = Parallelism(devices, devices.value, one, one, one, *single_node(devices.value))
@@ -195,7 +195,7 @@ def test_each_lazily_named_function_is_there_with_the_fields_signature() -> None
     for chosen in categories.CATEGORIES.values():
         for field, hint in hints.items():
             value = getattr(chosen, field)
-            if not isinstance(value, record.Later):
+            if not isinstance(value, record.LazyFunction):
                 continue
             parameters = typing.get_args(_callable(hint))[0]
             signature = inspect.signature(value.resolved())
@@ -203,4 +203,4 @@ def test_each_lazily_named_function_is_there_with_the_fields_signature() -> None
             checked += 1
     assert checked == 21
     with pytest.raises(AttributeError, match="no_such_rule"):
-        record.Later("scriptast.builders.categories.bench.work", "no_such_rule").resolved()
+        record.LazyFunction("scriptast.builders.categories.bench.work", "no_such_rule").resolved()

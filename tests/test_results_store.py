@@ -681,6 +681,28 @@ def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
                            "scriptast packs)\n")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("key", "command"),
+    [('["bench"]', ()), ("not json", ()), ('["bench"]', ("--base", "until 2026-11-05",
+                                                      "--target", "since 2026-11-05"))],
+)  # fmt: skip
+def test_a_damaged_setup_is_one_error_line(tmp_path: Path, key: str, command: tuple[str, ...]
+                                           ) -> None:  # fmt: skip
+    """A setup_key that is no list of the setup's values fails the comparison that reads it
+    (history, or two windows) with one line, never a traceback or a comparison of wrong keys."""
+    path = tmp_path / "store" / "results.db"
+    path.parent.mkdir()
+    with Store.open(locate(str(path)), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+        store.append(a_run(2, finished=day(9)))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE scriptast_setups SET setup_key = ?", [key])
+    done = results("compare", *command, "--results", str(path))
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: setup ")
+    assert done.stderr.endswith(" in the results store is damaged (not what scriptast keeps)\n")
+
+
 def test_history_reads_each_setups_newest_runs_past_many_regressed_ones(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,7 +24,7 @@ class Patterns(msgspec.Struct, frozen=True):
     failure: tuple[str, ...]
 
 
-class Facts(msgspec.Struct, frozen=True, kw_only=True):
+class SharedResolution(msgspec.Struct, frozen=True, kw_only=True):
     """The shared values resolution has settled when it hands over to the category."""
 
     request: Request
@@ -62,7 +62,7 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
-class Later:
+class LazyFunction:
     """A function of a category's own modules, named by module and name and imported on its
     first call: one emit loads the code of its own category only."""
 
@@ -84,9 +84,9 @@ class Later:
 
 
 def later(module: str, name: str) -> Any:
-    """`module.name` as a Later, typed as the record's field it fills (tests/
+    """`module.name` as a LazyFunction, typed as the record's field it fills (tests/
     test_category_registry.py holds each one against the field's signature)."""
-    return Later(module, name)
+    return LazyFunction(module, name)
 
 
 def _accept(request: Request) -> None:
@@ -120,7 +120,7 @@ class Category(msgspec.Struct, frozen=True, kw_only=True):
     options: tuple[str, ...]
     request_part: type[RequestPart]
     patterns: Patterns
-    resolve: Callable[[Facts, Trail], Resolution]
+    resolve: Callable[[SharedResolution, Trail], Resolution]
     check_request: Callable[[Request], None] = _accept
     route: Callable[[Request], str | None] = _stay
     mount_folders: Callable[[Request, str], MountFolders] = _no_folders

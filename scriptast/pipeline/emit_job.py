@@ -24,7 +24,7 @@ from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import InputError
 from scriptast.model.script import Script
-from scriptast.pipeline.file_set import Made, Output, OutputFile
+from scriptast.pipeline.file_set import JobFiles, Output, OutputFile
 from scriptast.pipeline.job_spec import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 from scriptast.schedulers.backend import Lowered
@@ -66,7 +66,7 @@ def generate(
     return _finish(made, chosen)
 
 
-def _lowered(job: ResolvedJob, lowered: Lowered) -> Made:
+def _lowered(job: ResolvedJob, lowered: Lowered) -> JobFiles:
     """The files of a job its scheduler backend lowered: its other scripts first, then the
     main one; job_spec lists the others and the carried files as extra files."""
     files = [_file(job, name, script) for name, script in lowered.others]
@@ -75,7 +75,7 @@ def _lowered(job: ResolvedJob, lowered: Lowered) -> Made:
     main = _file(job, lowered.main_name, lowered.main)
     extra = (*(f.path for f in files), *lowered.carried)
     run = lowered.docker_run
-    return Made(
+    return JobFiles(
         job=job,
         files=(*files, main),
         main=main,
@@ -88,7 +88,7 @@ def _lowered(job: ResolvedJob, lowered: Lowered) -> Made:
     )
 
 
-def _finish(made: Made, chosen: Category) -> Output:
+def _finish(made: JobFiles, chosen: Category) -> Output:
     """job_spec.json over the made files (their digests too), and the summary."""
     job = made.job
     spec_path = posixpath.join(job.work_dir, JOB_SPEC)
@@ -191,7 +191,7 @@ def _check_shell_text(job: ResolvedJob) -> None:
                 raise InputError(f"{field} is not valid bash: {problem}") from None
 
 
-def _check_collisions(made: Made, spec_path: str) -> None:
+def _check_collisions(made: JobFiles, spec_path: str) -> None:
     """No file emit writes is one of the job's own input files (it would be overwritten, and a
     runner could end up calling itself), and no two files go to one cluster path."""
     import os

@@ -18,7 +18,7 @@ class OutputFile(msgspec.Struct, frozen=True):
     executable: bool = False
 
 
-class Made(msgspec.Struct, frozen=True, kw_only=True):
+class JobFiles(msgspec.Struct, frozen=True, kw_only=True):
     """A job's files before job_spec.json: the main script last, the local paths job_spec
     lists as extra files (and their cluster paths), the logs the job writes, and what a
     launch script it did not write says (`launch`), or the docker command."""

@@ -25,13 +25,13 @@ from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
 from scriptast.model.slurm_options import release_key
 from scriptast.model.submit_call import SubmitPlan
-from scriptast.pipeline.file_set import Made, OutputFile
+from scriptast.pipeline.file_set import JobFiles, OutputFile
 from scriptast.pipeline.job_spec import LaunchFacts
-from scriptast.pipeline.submit_py import Staged, Watched, Writes, run_submit
+from scriptast.pipeline.submit_py import StagedConfig, SubmitPyWrites, WatchedFolder, run_submit
 from scriptast.readers.launch_readback import read_launch_script, unexpected
 
 
-def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> Made:
+def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> JobFiles:
     """Run submit.py with the final paths (see scriptast.pipeline.submit_py: what it writes is taken
     back into the output and the disk put back), then read its launch script for the values
     job_spec.json and the summary report."""
@@ -40,16 +40,18 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
     launch = posixpath.join(job.work_dir, LAUNCH_SH)
     plan = plan_submit(job, launch)
     argv = submit_argv(plan.submit)
-    watched = [Watched(path=job.work_dir)]
+    watched = [WatchedFolder(path=job.work_dir)]
     if remote:
-        watched.append(Watched(path=job.log_dir, remote=job.log_dir))
+        watched.append(WatchedFolder(path=job.log_dir, remote=job.log_dir))
     staged = []
     if plan.copy is not None:
         copy = plan.copy
         text = copy.text if copy.data is None else emit_perf_config(copy.data)
         assert text is not None
-        staged.append(Staged(path=posixpath.join(job.log_dir, copy.name), text=text))
-    staged += [Staged(path=posixpath.join(job.log_dir, s.name), text=s.text) for s in plan.scripts]
+        staged.append(StagedConfig(path=posixpath.join(job.log_dir, copy.name), text=text))
+    staged += [
+        StagedConfig(path=posixpath.join(job.log_dir, s.name), text=s.text) for s in plan.scripts
+    ]
     assert job.cluster is not None  # a Slurm job: resolve read and checked slurm_env.json
     env = job.cluster.env
     taken = run_submit(
@@ -60,7 +62,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
         staged=staged,
         slurm_env=env,
         extra_env={"PYTHONPATH": precheck_path(job)} if remote else {},
-        writes=Writes(names=SUBMIT_WRITES[0], folders=SUBMIT_WRITES[1]),
+        writes=SubmitPyWrites(names=SUBMIT_WRITES[0], folders=SUBMIT_WRITES[1]),
     )
     files: dict[str, OutputFile] = {}
     destinations: dict[str, str] = {}
@@ -87,7 +89,7 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
     read = _checked_against_cluster(text, read, env)
     main = OutputFile(main.path, text, executable=True)
     others = tuple(files[path] for path in sorted(files))
-    return Made(
+    return JobFiles(
         job=read,
         files=(*others, main),
         main=main,

@@ -39,7 +39,7 @@ SUBMIT_SECONDS = 300
 _POLL_SECONDS = 0.05
 
 
-class Taken(msgspec.Struct, frozen=True, kw_only=True):
+class SubmitPyFile(msgspec.Struct, frozen=True, kw_only=True):
     """A file submit.py (or the staging) wrote: `relative` to the folder it was written in,
     `remote` the cluster path it belongs at (remote_slurm), or None."""
 
@@ -49,7 +49,7 @@ class Taken(msgspec.Struct, frozen=True, kw_only=True):
     remote: str | None = None
 
 
-class Watched(msgspec.Struct, frozen=True, kw_only=True):
+class WatchedFolder(msgspec.Struct, frozen=True, kw_only=True):
     """A folder submit.py writes into on this machine; `remote` is its cluster path when it
     stands for one (the cluster work dir), else None."""
 
@@ -57,7 +57,7 @@ class Watched(msgspec.Struct, frozen=True, kw_only=True):
     remote: str | None = None
 
 
-class Writes(msgspec.Struct, frozen=True, kw_only=True):
+class SubmitPyWrites(msgspec.Struct, frozen=True, kw_only=True):
     """Where submit.py writes in a folder it is given: files at `names`, and anything inside
     the sub-folders `folders`. Nothing else there is its (or, so, scriptast's) to take."""
 
@@ -70,7 +70,7 @@ class Writes(msgspec.Struct, frozen=True, kw_only=True):
         return head in self.folders if rest else relative in self.names | self.folders
 
 
-class Staged(msgspec.Struct, frozen=True, kw_only=True):
+class StagedConfig(msgspec.Struct, frozen=True, kw_only=True):
     """A file that must exist before submit.py runs (a config it reads and embeds)."""
 
     path: str
@@ -82,16 +82,16 @@ def run_submit(
     *,
     cwd: str,
     work_dir: str,
-    watched: Sequence[Watched],
-    staged: Sequence[Staged],
+    watched: Sequence[WatchedFolder],
+    staged: Sequence[StagedConfig],
     slurm_env: SlurmEnv,
     extra_env: dict[str, str],
-    writes: Writes,
-) -> list[tuple[Watched, Taken]]:
+    writes: SubmitPyWrites,
+) -> list[tuple[WatchedFolder, SubmitPyFile]]:
     """Run `argv` under the work_dir lock; return what it wrote in each watched folder, at the
     names it writes (`writes`): a file another process makes meanwhile elsewhere in the folder
     is neither taken nor removed."""
-    owned = Writes(
+    owned = SubmitPyWrites(
         names=writes.names | {posixpath.basename(item.path) for item in staged},
         folders=writes.folders,
     )
@@ -181,7 +181,7 @@ def _last_line(result: subprocess.CompletedProcess[str]) -> str:
 Signature = tuple[int, int, int, int]
 
 
-def _inventory(folder: str, owned: Writes) -> dict[str, Signature]:
+def _inventory(folder: str, owned: SubmitPyWrites) -> dict[str, Signature]:
     """submit.py's files in `folder` and its sub-folders: relative path -> (inode, size, mtime,
     mode)."""
     found: dict[str, Signature] = {}
@@ -195,7 +195,7 @@ def _inventory(folder: str, owned: Writes) -> dict[str, Signature]:
     return found
 
 
-def _listing(folder: str, owned: Writes) -> list[str]:
+def _listing(folder: str, owned: SubmitPyWrites) -> list[str]:
     """The entries at submit.py's names in `folder` (its sub-folders' entries, a link at one
     of them as itself)."""
     names: list[str] = []
@@ -211,7 +211,9 @@ def _listing(folder: str, owned: Writes) -> list[str]:
     return sorted(names)
 
 
-def _changed(folder: Watched, before: dict[str, Signature], owned: Writes) -> list[Taken]:
+def _changed(
+    folder: WatchedFolder, before: dict[str, Signature], owned: SubmitPyWrites
+) -> list[SubmitPyFile]:
     from scriptast.common.text_files import read_text_file
 
     taken = []
@@ -222,7 +224,9 @@ def _changed(folder: Watched, before: dict[str, Signature], owned: Writes) -> li
         text = read_text_file(path, "a file submit.py wrote")
         remote = posixpath.join(folder.remote, relative) if folder.remote else None
         executable = bool(signature[3] & stat.S_IXUSR)
-        taken.append(Taken(relative=relative, text=text, executable=executable, remote=remote))
+        taken.append(
+            SubmitPyFile(relative=relative, text=text, executable=executable, remote=remote)
+        )
     return taken
 
 
@@ -235,7 +239,7 @@ LINK_ASIDE = ".link-set-aside-by-scriptast-"
 
 
 @contextlib.contextmanager
-def _links_aside(folders: list[str], owned: Writes) -> Iterator[list[tuple[str, str]]]:
+def _links_aside(folders: list[str], owned: SubmitPyWrites) -> Iterator[list[tuple[str, str]]]:
     """Symbolic links in the folders submit.py writes into (top level, and inside their real
     sub-folders) moved aside while it runs, and put back after: submit.py opens its files for
     writing, which would follow a link planted at one of their names out of work_dir."""
@@ -260,7 +264,7 @@ def _links_aside(folders: list[str], owned: Writes) -> Iterator[list[tuple[str, 
 
 @contextlib.contextmanager
 def _restored(
-    folders: list[str], owned: Writes, cluster_paths: set[str]
+    folders: list[str], owned: SubmitPyWrites, cluster_paths: set[str]
 ) -> Iterator[dict[str, dict[str, Signature]]]:
     """Yield each folder's inventory of submit.py's files; afterwards remove what is new of
     them, put back what changed, and remove the folders (and parents) that did not exist.
@@ -316,7 +320,10 @@ def _backup(path: str) -> _Backup | None:
 
 
 def _put_back(
-    folder: str, before: dict[str, Signature], backups: dict[str, _Backup | None], owned: Writes
+    folder: str,
+    before: dict[str, Signature],
+    backups: dict[str, _Backup | None],
+    owned: SubmitPyWrites,
 ) -> None:
     for relative, signature in _inventory(folder, owned).items():
         path = posixpath.join(folder, relative)
@@ -342,7 +349,7 @@ def _put_back(
 def _journal(
     work_dir: str,
     folders: list[str],
-    owned: Writes,
+    owned: SubmitPyWrites,
     before: dict[str, dict[str, Signature]],
     aside: list[tuple[str, str]],
 ) -> Iterator[None]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from scriptast.builders.categories import category
-from scriptast.builders.category import Category, Facts, Resolution
+from scriptast.builders.category import Category, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
 from scriptast.builders.resolution import model_name as names, slurm_params
@@ -65,7 +65,7 @@ def resolve(
     trail.add("docker_image", image.canonical, image.source)
     models_root = _models_root(request, trail, forwarded)
     plan = _mounts(request, chosen, place, home, trail)
-    facts = Facts(
+    facts = SharedResolution(
         request=request,
         project=place.project,
         log_dir=place.log_dir,

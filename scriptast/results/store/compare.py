@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from scriptast.errors import StoreError
 from scriptast.results.store.database import Store
 from scriptast.results.store.packed import Columns, unpack_columns, unpack_figures
 from scriptast.results.store.queries import RunFilter, where
@@ -77,9 +78,24 @@ def _difference(base: float, target: float) -> float:
 
 
 _PACKED = (
-    f"SELECT r.id, {', '.join('r.' + c for c in SETUP)}, p.figures_pack FROM scriptast_runs r "
+    "SELECT r.id, r.setup_id, p.figures_pack FROM scriptast_runs r "
     "JOIN scriptast_records p ON p.run_id = r.id"
 )
+
+
+def _setups(store: Store) -> dict[int, Key]:
+    """Each stored setup's values (SETUP's order), by its id."""
+    found: dict[int, Key] = {}
+    for setup_id, text in store.rows("SELECT id, setup_key FROM scriptast_setups"):
+        try:
+            values = json.loads(text)
+        except (TypeError, ValueError):
+            values = None
+        if not isinstance(values, list) or len(values) != len(SETUP):
+            raise StoreError(f"setup {setup_id} in the results store is damaged (not what "
+                             "scriptast keeps)")  # fmt: skip
+        found[int(setup_id)] = tuple(values)
+    return found
 
 
 def _common(key: Key) -> dict[str, Any]:
@@ -101,14 +117,18 @@ def _values(store: Store, chosen: RunFilter, figure: str | None
     only, when given), read a run at a time from their packed value (a row a figure costs a
     comparison of windows three times as much at 100,000 runs)."""
     clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
-    for row in store.rows(_PACKED + clause, values):
-        columns = unpack_columns(row[-1], row[0])
+    setups = _setups(store)
+    for run_id, setup_id, packed in store.rows(_PACKED + clause, values):
+        setup = setups.get(setup_id)
+        if setup is None:
+            raise StoreError(f"run {run_id} in the results store names no stored setup")
+        columns = unpack_columns(packed, run_id)
         if figure is not None:
             at = [i for i, name in enumerate(columns[0]) if name == figure][:1]
             names, values_, units, highers = columns
             columns = (tuple(names[i] for i in at), tuple(values_[i] for i in at),
                        tuple(units[i] for i in at), tuple(highers[i] for i in at))  # fmt: skip
-        yield tuple(row[1:-1]), columns
+        yield setup, columns
 
 
 def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate: str,
@@ -205,31 +225,57 @@ beyond, every run once."""
 def _newest_and_earlier(store: Store, chosen: RunFilter, depth: int
                         ) -> tuple[dict[Key, int], dict[Key, list[int]]]:  # fmt: skip
     """Each setup's newest measured run, and its `depth` newest PASSED runs before that one."""
-    setups = store.rows("SELECT id, setup_key FROM scriptast_setups")
+    setups = _setups(store)
     if len(setups) > PER_SETUP_AT_MOST:
-        return _scanned(store, chosen, depth)
-    clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
-    clause += (" AND" if clause else " WHERE") + " r.setup_id = ?"
+        return _scanned(store, chosen, depth, setups)
     newest: dict[Key, int] = {}
     earlier: dict[Key, list[int]] = defaultdict(list)
-    for setup, key_text in setups:
-        limit = 4 * depth + 4  # enough unless most recent runs REGRESSED; then read on
-        while True:
-            runs = store.rows(f"SELECT r.id, r.verdict FROM scriptast_runs r{clause} ORDER BY "
-                              f"r.finished_at DESC, r.id DESC LIMIT {limit}",
-                              [*values, setup])  # fmt: skip
-            passed = [int(i) for i, verdict in runs[1:] if verdict == "PASSED"][:depth]
-            if len(passed) == depth or len(runs) < limit:
-                break
-            limit *= 4
-        if runs:
-            key = tuple(json.loads(key_text))
-            newest[key] = int(runs[0][0])
-            earlier[key] = passed
+    pending = sorted(setups)
+    limit = 4 * depth + 4  # enough unless most recent runs REGRESSED; then read on
+    while pending:
+        recent = _recent(store, chosen, pending, limit)
+        left = []
+        for setup_id in pending:
+            runs = recent.get(setup_id, [])
+            passed = [i for i, verdict in runs[1:] if verdict == "PASSED"][:depth]
+            if len(passed) < depth and len(runs) == limit:
+                left.append(setup_id)
+            elif runs:
+                newest[setups[setup_id]] = runs[0][0]
+                earlier[setups[setup_id]] = passed
+        pending, limit = left, limit * 4
     return newest, earlier
 
 
-def _scanned(store: Store, chosen: RunFilter, depth: int
+def _recent(store: Store, chosen: RunFilter, setup_ids: list[int], limit: int
+            ) -> dict[int, list[tuple[int, str]]]:  # fmt: skip
+    """Each setup's `limit` newest measured runs `chosen` names, newest first: (id, verdict).
+    PostgreSQL reads them all in one query; SQLite, whose queries cost no round trip, one
+    setup at a time."""
+    clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
+    order = f"ORDER BY r.finished_at DESC, r.id DESC LIMIT {int(limit)}"
+    found: dict[int, list[tuple[int, str]]] = {}
+    if store.location.kind == "postgresql":
+        clause += (" AND" if clause else " WHERE") + " r.setup_id = s.id"
+        rows = store.rows(
+            "SELECT s.id, x.id, x.verdict FROM scriptast_setups s CROSS JOIN LATERAL (SELECT "
+            f"r.id, r.verdict, r.finished_at FROM scriptast_runs r{clause} {order}) x WHERE "
+            f"s.id IN ({', '.join('?' * len(setup_ids))}) "
+            "ORDER BY s.id, x.finished_at DESC, x.id DESC",
+            [*values, *setup_ids],
+        )
+        for setup_id, run_id, verdict in rows:
+            found.setdefault(int(setup_id), []).append((int(run_id), str(verdict)))
+        return found
+    clause += (" AND" if clause else " WHERE") + " r.setup_id = ?"
+    for setup_id in setup_ids:
+        rows = store.rows(f"SELECT r.id, r.verdict FROM scriptast_runs r{clause} {order}",
+                          [*values, setup_id])  # fmt: skip
+        found[setup_id] = [(int(run_id), str(verdict)) for run_id, verdict in rows]
+    return found
+
+
+def _scanned(store: Store, chosen: RunFilter, depth: int, setups: dict[int, Key]
              ) -> tuple[dict[Key, int], dict[Key, list[int]]]:  # fmt: skip
     """As _newest_and_earlier, reading every run `chosen` names once, in the table's order,
     ordered here a setup at a time (the database's order by finish time costs a lookup a run)."""
@@ -239,13 +285,14 @@ def _scanned(store: Store, chosen: RunFilter, depth: int
         f"SELECT r.id, r.finished_at, r.verdict, r.setup_id FROM scriptast_runs r{clause}", values
     ):
         if verdict in MEASURED:
-            by_setup[int(setup)].append((finished, int(run_id), verdict))
-    keys = {int(i): text for i, text in store.rows("SELECT id, setup_key FROM scriptast_setups")}
+            if setup not in setups:
+                raise StoreError(f"run {run_id} in the results store names no stored setup")
+            by_setup[setup].append((finished, int(run_id), verdict))
     newest: dict[Key, int] = {}
     earlier: dict[Key, list[int]] = defaultdict(list)
     for setup, runs in by_setup.items():
         runs.sort(reverse=True)
-        key = tuple(json.loads(keys[setup]))
+        key = setups[setup]
         newest[key] = runs[0][1]
         earlier[key] = [run_id for _, run_id, verdict in runs[1:] if verdict == "PASSED"][:depth]
     return newest, earlier

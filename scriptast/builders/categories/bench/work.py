@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 
 from scriptast.builders.categories.bench.request import BenchRequest
-from scriptast.builders.category import Facts, Resolution
+from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
@@ -108,7 +108,7 @@ def bench_parallelism(bench_cmd: str, gpus_per_node: Sourced | None) -> Parallel
     return Parallelism(devices, world, tp, pp, ep, *single_node(world))
 
 
-def resolve(facts: Facts, trail: Trail) -> Resolution:
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     """tp/pp/ep of the last trtllm-bench invocation; the prepare and run steps."""
     request = facts.request
     bench_cmd = request.part(BenchRequest).bench_cmd

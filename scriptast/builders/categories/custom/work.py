@@ -9,9 +9,9 @@ from pathlib import Path
 
 from scriptast.builders.categories.custom.request import CustomRequest
 from scriptast.builders.category import (
-    Facts,
     MountFolders,
     Resolution,
+    SharedResolution,
 )
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
@@ -156,7 +156,7 @@ def custom_parallelism(
     )
 
 
-def resolve(facts: Facts, trail: Trail) -> Resolution:
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     """required_devices on one node; the command (or `bash <script>`) and its exports."""
     request = facts.request
     par = custom_parallelism(request.required_devices, request.node_count, facts.gpus_per_node)

@@ -10,7 +10,7 @@ from pathlib import Path
 from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.categories.perf_sanity.work import eval_fallback
-from scriptast.builders.category import Facts, Resolution
+from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
@@ -64,7 +64,7 @@ def eval_parallelism(
     return result, per_node
 
 
-def resolve(facts: Facts, trail: Trail) -> Resolution:
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     """world_size from the command; past one node, the perf-sanity fallback (Slurm only)."""
     request = facts.request
     eval_cmd = request.part(EvalRequest).eval_cmd

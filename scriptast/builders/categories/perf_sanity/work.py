@@ -8,7 +8,7 @@ from pathlib import Path
 from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.category import Facts, Resolution
+from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.job import Work
@@ -76,7 +76,7 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str, str]:
     )
 
 
-def resolve(facts: Facts, trail: Trail) -> Resolution:
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     """submit.py derives every Slurm parameter from the config's hardware section."""
     work, model, source = _plan(facts.request, trail)
     return Resolution(

@@ -11,7 +11,7 @@ import msgspec
 
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.category import Facts, MountFolders, Resolution
+from scriptast.builders.category import MountFolders, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
@@ -268,7 +268,7 @@ def mount_folders(request: Request, log_dir: str) -> MountFolders:
     return MountFolders(folders=((log_dir, "work directory (the JUnit report)"),))
 
 
-def resolve(facts: Facts, trail: Trail) -> Resolution:
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     """GPUs and MPI ranks, the largest over every selected test; the folder the test runs in."""
     from scriptast.builders.categories.pytest.selection import read_selection, run_folder
 
@@ -317,7 +317,7 @@ def resolve(facts: Facts, trail: Trail) -> Resolution:
     )
 
 
-def _stage_resolution(facts: Facts, trail: Trail) -> Resolution:
+def _stage_resolution(facts: SharedResolution, trail: Trail) -> Resolution:
     """A CI stage: its tests, its GPUs and nodes (the seed's pytest limits hold: one node, at
     most 8 GPUs), pytest as CI runs it in tests/integration/defs."""
     from scriptast.builders.categories.pytest.ci.stage_job import (
