@@ -161,6 +161,17 @@ def timed(argv: list[str], url: str, repeats: int = 3) -> tuple[float, str]:
     return statistics.median(times), out
 
 
+def driver_import(repeats: int = 3) -> float:
+    """The median wall time of a Python that imports the PostgreSQL driver and stops: what
+    every PostgreSQL command pays before its first query."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import psycopg"], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def library(url: str) -> list[tuple[str, float]]:
     from scriptast.results.store.compare import compare_history, compare_sides
     from scriptast.results.store.queries import RunFilter, list_runs
@@ -277,6 +288,9 @@ def measure_kind(kind: str, big: str, empty: str, runs: int) -> list[tuple[str, 
     for name, argv in COMMANDS.items():
         seconds, _ = timed(argv, big)
         rows.append((f"{kind}: {name}, command (target <= 0.5 s)", f"{seconds * 1e3:.0f} ms"))
+    if kind == "postgresql":
+        rows.append(("postgresql: python -c 'import psycopg' (in each command above)",
+                     f"{driver_import() * 1e3:.0f} ms"))  # fmt: skip
     with tempfile.TemporaryDirectory() as out:
         seconds, _ = timed(["plot", "output_throughput", "--model", MODELS[3], "-o",
                             f"{out}/trend.png"], big)  # fmt: skip
