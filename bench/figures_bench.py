@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scriptast.contract.measured import Measures
-from scriptast.executor.judge import LogScanner
+from scriptast.executor.log_verdict import LogScanner
 from scriptast.results.judging import line_reader
 
 CHUNK = 16 * 1024

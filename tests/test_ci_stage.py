@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from scriptast.builders.categories.pytest.ci.conditions import stage_query
-from scriptast.builders.categories.pytest.ci.test_db import Block, matches
+from scriptast.builders.categories.pytest.ci.testdb_match import Block, matches
 from scriptast.builders.categories.pytest.work import PytestWork
 from scriptast.errors import ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs

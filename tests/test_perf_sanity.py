@@ -661,7 +661,7 @@ def _conclude_perf_sanity(site: Site, serving_tps: str | None, **more: str) -> A
 
     from scriptast.contract.run_record import RECORD_VERSION, RunRecord
     from scriptast.contract.transport import Completed
-    from scriptast.executor.followed import BatchFollowed
+    from scriptast.executor.followed_job import BatchFollowed
     from scriptast.executor.job_files import load_job
     from scriptast.executor.options import Writer
     from scriptast.schedulers.slurm.client import SlurmClient
@@ -716,7 +716,7 @@ def test_a_client_report_missing_a_figure_names_it_and_a_link_is_not_read(
     site: Site, tmp_path: Path
 ) -> None:
     from scriptast.contract.measured import Measures
-    from scriptast.executor.followed import list_local_results, read_local_result
+    from scriptast.executor.followed_job import list_local_results, read_local_result
     from scriptast.results.judging import measure
     from scriptast.results.reference_file import Where
 

@@ -16,7 +16,7 @@ from scriptast.contract.axes import ExecutionScenario
 from scriptast.contract.measured import Check, FailedTest, Figure, Measures, PytestResults, Source
 from scriptast.contract.run_record import RunRecord, Verdict
 from scriptast.errors import InputError
-from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.log_verdict import LogScanner, judge
 from scriptast.executor.report import figure_text, measured_lines, table
 from scriptast.results.accuracy import TASKS, accuracy_check, threshold
 from scriptast.results.bench_report import BenchLines, report_figures

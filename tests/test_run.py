@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.executor.judge import HANG_PATTERN
+from scriptast.executor.log_verdict import HANG_PATTERN
 from tests.run_site import BENCH, SCRIPTAST, RunSite, interrupt, record, slurm_env_for, wait_for
 from tests.shim_recorder import Shims
 from tests.site import Site

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.executor.judge import MOST_KEPT_LINE, LogScanner
 from scriptast.executor.log_tail import MOST_HELD, LineSink, LogTail
+from scriptast.executor.log_verdict import MOST_KEPT_LINE, LogScanner
 from scriptast.executor.shown import ShownStream, shown
 from tests.run_site import RunSite, record
 from tests.shim_recorder import Shims

@@ -15,10 +15,10 @@ from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.contract.run_record import RECORD_VERSION, JobState, RunRecord, Verdict
 from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
-from scriptast.executor.follow import Follower, poll_delays
-from scriptast.executor.followed import BatchFollowed
+from scriptast.executor.follow_loop import Follower, poll_delays
+from scriptast.executor.followed_job import BatchFollowed
 from scriptast.executor.job_files import LoadedJob, container_name, load_job, log_path
-from scriptast.executor.judge import LogScanner, judge
+from scriptast.executor.log_verdict import LogScanner, judge
 from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
 from scriptast.readers.launch_readback import read_launch_script
@@ -440,7 +440,7 @@ def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None
 def test_a_progress_line_only_on_a_terminal() -> None:
     import io
 
-    from scriptast.executor.follow import terminal_progress
+    from scriptast.executor.follow_loop import terminal_progress
 
     assert terminal_progress(io.StringIO()) is None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scriptast.builders.categories import CATEGORIES
-from scriptast.executor.judge import LogScanner
+from scriptast.executor.log_verdict import LogScanner
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = {

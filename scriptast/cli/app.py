@@ -436,7 +436,7 @@ def judge(
     """Judge output a job already wrote, as run judges it: the same verdict and exit code."""
 
     def judged() -> int:
-        from scriptast.executor.judge_files import JudgeRequest, judge_files, store_files_verdict
+        from scriptast.executor.judge_written import JudgeRequest, judge_files, store_files_verdict
         from scriptast.executor.report import as_json, summary
 
         request = JudgeRequest(logs=tuple(logs or ()), junit=tuple(junit),

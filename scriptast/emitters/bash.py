@@ -8,7 +8,7 @@ is `scriptast.readers.verify`'s, and `scriptast.pipeline.verified_emit.emit` doe
 from __future__ import annotations
 
 from scriptast.common.memo import Memo, node_key
-from scriptast.emitters.lower import (
+from scriptast.emitters.argv_lines import (
     ArgvLines,
     docker_option_lines,
     run_lines,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO
 
 from scriptast.contract.run_record import RunRecord
-from scriptast.executor.followed import Followed
+from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import LEAVING_AT, ONCE_MORE, Abandoned, still_out
 from scriptast.schedulers.backend import QueueRow, SchedulerClient
 

@@ -32,8 +32,8 @@ from scriptast.contract.run_record import (
 )
 from scriptast.contract.transport import Transport
 from scriptast.executor.job_files import LoadedJob, container_name
-from scriptast.executor.judge import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
+from scriptast.executor.log_verdict import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
 from scriptast.results.reference_file import Where

@@ -21,9 +21,9 @@ from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.measured import Figure, Measures, PytestResults
 from scriptast.contract.run_record import RECORD_VERSION, VERDICT_EXIT, RunRecord
 from scriptast.errors import InputError
-from scriptast.executor.followed import utc_now
+from scriptast.executor.followed_job import utc_now
 from scriptast.executor.job_files import read_regular
-from scriptast.executor.judge import HANG_PATTERN, LogScanner, judge
+from scriptast.executor.log_verdict import HANG_PATTERN, LogScanner, judge
 from scriptast.results.acceptance import AcceptanceLines
 from scriptast.results.bench_report import BenchLines
 from scriptast.results.eval_lines import EvalLines

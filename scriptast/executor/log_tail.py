@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from scriptast.contract.transport import Transport
-from scriptast.executor.judge import LogScanner
+from scriptast.executor.log_verdict import LogScanner
 from scriptast.executor.shown import ShownStream
 
 CHUNK = 1 << 20

@@ -17,8 +17,8 @@ from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
-from scriptast.executor.follow import Follower, terminal_progress
-from scriptast.executor.followed import Followed
+from scriptast.executor.follow_loop import Follower, terminal_progress
+from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import cancelling, still_out
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
 from scriptast.executor.journal import SUBMITTING, found_again

@@ -11,7 +11,7 @@ from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import StoreError
-from scriptast.executor.followed import Followed, utc_now
+from scriptast.executor.followed_job import Followed, utc_now
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.session import Session
 from scriptast.results.store.location import Location

@@ -25,7 +25,7 @@ from scriptast.emitters.summary import emit_summary
 from scriptast.errors import InputError
 from scriptast.model.script import Script
 from scriptast.pipeline.file_set import JobFiles, Output, OutputFile
-from scriptast.pipeline.job_spec import build_job_spec
+from scriptast.pipeline.spec_of_job import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.registry import scheduler

@@ -7,7 +7,7 @@ import msgspec
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.job_spec import JobLogs, JobSpec
 from scriptast.model.docker import DockerRun
-from scriptast.pipeline.job_spec import LaunchFacts
+from scriptast.pipeline.spec_of_job import LaunchFacts
 
 
 class OutputFile(msgspec.Struct, frozen=True):

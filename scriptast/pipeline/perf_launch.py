@@ -26,7 +26,7 @@ from scriptast.errors import ResolveError
 from scriptast.model.slurm_options import release_key
 from scriptast.model.submit_call import SubmitPlan
 from scriptast.pipeline.file_set import JobFiles, OutputFile
-from scriptast.pipeline.job_spec import LaunchFacts
+from scriptast.pipeline.spec_of_job import LaunchFacts
 from scriptast.pipeline.submit_py import StagedConfig, SubmitPyWrites, WatchedFolder, run_submit
 from scriptast.readers.launch_readback import read_launch_script, unexpected
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from scriptast.contract.run_record import RunRecord
-from scriptast.executor.followed import BatchFollowed
+from scriptast.executor.followed_job import BatchFollowed
 from scriptast.executor.job_files import LoadedJob, log_files
 from scriptast.executor.launch.common import make_folders, new_record
 from scriptast.executor.options import Writer

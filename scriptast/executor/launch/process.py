@@ -10,7 +10,7 @@ import subprocess
 from scriptast.contract.files import EXIT_FILE
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
-from scriptast.executor.followed import DockerFollowed
+from scriptast.executor.followed_job import DockerFollowed
 from scriptast.executor.job_files import LoadedJob, container_name
 from scriptast.executor.launch.common import fresh_log, make_folders, new_record
 from scriptast.executor.options import Writer

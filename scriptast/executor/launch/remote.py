@@ -19,7 +19,7 @@ from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
-from scriptast.executor.followed import (
+from scriptast.executor.followed_job import (
     BatchFollowed,
     Followed,
     RemoteStepFollowed,
@@ -31,11 +31,11 @@ from scriptast.executor.job_files import (
     log_files,
     read_regular,
 )
-from scriptast.executor.judge import LogScanner
 from scriptast.executor.launch.common import new_record
 from scriptast.executor.launch.process import WRAPPER
 from scriptast.executor.launch.step import Allocated, allocation_env
 from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail, streamed
+from scriptast.executor.log_verdict import LogScanner
 from scriptast.executor.options import RunOptions, Writer
 from scriptast.schedulers.backend import SchedulerClient
 from scriptast.workdir.write import replace_file

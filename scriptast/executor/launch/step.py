@@ -8,7 +8,7 @@ import os
 import socket
 
 from scriptast.contract.run_record import RunRecord
-from scriptast.executor.followed import StepFollowed
+from scriptast.executor.followed_job import StepFollowed
 from scriptast.executor.job_files import LoadedJob, log_files
 from scriptast.executor.launch.common import new_record
 from scriptast.executor.launch.process import start

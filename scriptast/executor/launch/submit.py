@@ -14,7 +14,7 @@ from scriptast.contract.axes import LOCAL, WorkflowType
 from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import encode_record
 from scriptast.errors import RunError
-from scriptast.executor.followed import Followed
+from scriptast.executor.followed_job import Followed
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.journal import SUBMITTING
 from scriptast.executor.launch.batch import launch_batch

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scriptast.contract.axes import DOCKER
 from scriptast.contract.run_record import JobState
 from scriptast.schedulers.backend import PROCESS, SchedulerBackend
-from scriptast.schedulers.docker.lower import lower
+from scriptast.schedulers.docker.docker_cmd import lower
 
 DOCKER_STATES: dict[str, JobState] = {
     "RUNNING": JobState.RUNNING,

@@ -9,7 +9,7 @@ import posixpath
 
 import msgspec
 
-from scriptast.builders.categories.pytest.ci.test_db import TEST_DB, Block, read_test_db
+from scriptast.builders.categories.pytest.ci.testdb_match import TEST_DB, Block, read_test_db
 from scriptast.errors import InputError
 
 

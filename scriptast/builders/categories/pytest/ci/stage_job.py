@@ -12,7 +12,7 @@ import msgspec
 
 from scriptast.builders.categories.pytest.ci.conditions import stage_query
 from scriptast.builders.categories.pytest.ci.stages import Stage, find_stage
-from scriptast.builders.categories.pytest.ci.test_db import select
+from scriptast.builders.categories.pytest.ci.testdb_match import select
 from scriptast.builders.categories.pytest.ci.waives import check_waives, default_waives
 from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.categories.pytest.selection import DEFS
