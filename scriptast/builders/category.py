@@ -12,7 +12,7 @@ from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.builders.steps import JobSteps
-from scriptast.contract.axes import SLURM, placement
+from scriptast.contract.axes import SLURM, Placement
 from scriptast.contract.measured import Measures
 from scriptast.model.submit_call import SubmitPlan
 
@@ -28,6 +28,7 @@ class SharedResolution(msgspec.Struct, frozen=True, kw_only=True):
     """The shared values resolution has settled when it hands over to the category."""
 
     request: Request
+    placement: Placement
     project: str
     log_dir: str
     gpus_per_node: Sourced | None
@@ -36,7 +37,7 @@ class SharedResolution(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def is_slurm(self) -> bool:
         """True when Slurm queues the job (its cluster description sized it)."""
-        return placement(self.request.execution_scenario).scheduler == SLURM
+        return self.placement.scheduler == SLURM
 
 
 class Resolution(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,7 +9,7 @@ import msgspec
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution.trail import TrailEntry, explain_table
 from scriptast.cluster.slurm_env import LoadedSlurmEnv
-from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType, placement
+from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount
 
@@ -64,6 +64,8 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
     request: Request
     workflow: WorkflowType
     scenario: ExecutionScenario
+    placement: Placement
+    """The scenario on its two axes (the scheduler and the transport), worked out once."""
     model_name: str
     job_name: str
     work_dir: str
@@ -97,11 +99,6 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
         """The job's work, which a category's builder knows to be its own `kind`."""
         assert isinstance(self.work, kind), (type(self.work).__name__, kind.__name__)
         return self.work
-
-    @property
-    def placement(self) -> Placement:
-        """The scenario on its two axes: the scheduler and the transport."""
-        return placement(self.scenario)
 
     def explain(self) -> str:
         """The resolution trail as an aligned table: field, value, source."""

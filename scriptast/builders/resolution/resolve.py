@@ -20,7 +20,7 @@ from scriptast.builders.resolution.trail import Trail
 from scriptast.builders.resolution.unused import warn_unused
 from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
 from scriptast.common.file_names import check_component, is_safe_component
-from scriptast.contract.axes import SLURM, placement
+from scriptast.contract.axes import SLURM, Placement, placement
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.contract.slurm_env import Partition
 from scriptast.errors import ResolveError
@@ -48,8 +48,8 @@ def resolve(
         trail.warn(warning)
     for field in ("required_devices", "node_count"):
         check_positive(getattr(request, field), field, ResolveError)
-    chosen = _category(request)
     where = placement(request.execution_scenario)
+    chosen = _category(request, where)
     is_slurm = where.scheduler == SLURM
     if not Path(request.repo_root).is_dir():
         raise ResolveError(
@@ -57,16 +57,17 @@ def resolve(
             "on this machine (--repo-root)",
             field="repo_root",
         )
-    place = _place(request, trail, forwarded)
+    place = _place(request, where, trail, forwarded)
     env = place.loaded.env if place.loaded else None
     arch = resolve_arch(where, place.partition, env, machine)
     trail.add("arch", arch.name, arch.source)
     image = resolve_image(request.container_image, request.repo_root, arch.name, squashfs=is_slurm)
     trail.add("docker_image", image.canonical, image.source)
     models_root = _models_root(request, trail, forwarded)
-    plan = _mounts(request, chosen, place, home, trail)
+    plan = _mounts(request, where, chosen, place, home, trail)
     facts = SharedResolution(
         request=request,
+        placement=where,
         project=place.project,
         log_dir=place.log_dir,
         gpus_per_node=slurm_params.gpus_per_node(place.partition, request.env_check),
@@ -86,13 +87,14 @@ def resolve(
     per_node = resolution.gpus_per_node
     if per_node is not None:
         trail.add("gpus_per_node", per_node.value, per_node.source)
-    persistent = _persistent(request, trail)
+    persistent = _persistent(request, where, trail)
     install = _install(request, trail)
     par = resolution.parallelism
     return ResolvedJob(
         request=request,
         workflow=request.workflow_type,
         scenario=request.execution_scenario,
+        placement=where,
         model_name=model,
         job_name=job_name,
         work_dir=request.work_dir,
@@ -119,7 +121,7 @@ def resolve(
     )
 
 
-def _category(request: Request) -> Category:
+def _category(request: Request, where: Placement) -> Category:
     """The workflow's category checks the request first and may hand it to another one
     (a perf-sanity pytest id goes to perf_sanity); a Slurm-only category refuses docker."""
     workflow = category(str(request.workflow_type))
@@ -127,7 +129,7 @@ def _category(request: Request) -> Category:
     routed = workflow.route(request)
     chosen = category(routed) if routed else workflow
     scenario = request.execution_scenario
-    if chosen.only_on is not None and placement(scenario).scheduler != chosen.only_on:
+    if chosen.only_on is not None and where.scheduler != chosen.only_on:
         refusal = chosen.refusal.format(scenario=str(scenario))
         raise ResolveError(refusal, field="execution_scenario")
     return chosen
@@ -137,10 +139,10 @@ def _source(field: str, forwarded: frozenset[str]) -> str:
     return f"{FORWARDED_SOURCE} {field}" if field in forwarded else f"input {field}"
 
 
-def _place(request: Request, trail: Trail, forwarded: frozenset[str]) -> _Place:
+def _place(request: Request, where: Placement, trail: Trail, forwarded: frozenset[str]
+           ) -> _Place:  # fmt: skip
     """slurm_env, partition and account (Slurm), then the project and log folders."""
     scenario = request.execution_scenario
-    where = placement(scenario)
     remote = where.remote
     loaded: LoadedSlurmEnv | None = None
     partition: Partition | None = None
@@ -213,21 +215,20 @@ def _models_root(request: Request, trail: Trail, forwarded: frozenset[str]) -> s
     return request.llm_models_root
 
 
-def _mounts(
-    request: Request, chosen: Category, place: _Place, home: str | None, trail: Trail
-) -> MountPlan:
+def _mounts(request: Request, where: Placement, chosen: Category, place: _Place,
+            home: str | None, trail: Trail) -> MountPlan:  # fmt: skip
     """Models, home and project mounts, and the folders the category needs."""
     assert request.llm_models_root is not None
     extra = chosen.mount_folders(request, place.log_dir)
     env = place.loaded.env if place.loaded else None
-    if placement(request.execution_scenario).remote:
+    if where.remote:
         home_dir, home_source = remote_home(
             env.remote_cwd if env else None, request.remote_home, env.home if env else None
         )
     else:
         home_dir, home_source = home or local_home(), "$HOME"
     trail.add("home", home_dir, home_source)
-    _check_local_models(request, trail)
+    _check_local_models(request, where, trail)
     plan = plan_mounts(
         llm_models_root=request.llm_models_root,
         home=home_dir,
@@ -249,10 +250,9 @@ def _mounts(
     return plan
 
 
-def _check_local_models(request: Request, trail: Trail) -> None:
+def _check_local_models(request: Request, where: Placement, trail: Trail) -> None:
     """A models path on this machine that does not exist: a job this machine runs (docker)
     cannot mount it; a Slurm node may still have it, so there it is a warning."""
-    where = placement(request.execution_scenario)
     if where.remote:
         return
     for field in ("models_path", "checkpoint_path"):
@@ -336,10 +336,9 @@ def _slurm(
     )
 
 
-def _persistent(request: Request, trail: Trail) -> bool | None:
+def _persistent(request: Request, where: Placement, trail: Trail) -> bool | None:
     """local_slurm: persistent mode, on by default; elsewhere not applicable (None): a
     persistent allocation is a Slurm one, and a remote cluster's executor keeps its own."""
-    where = placement(request.execution_scenario)
     if where.scheduler != SLURM or where.remote:
         return None
     persistent = True if request.persistent_mode is None else request.persistent_mode

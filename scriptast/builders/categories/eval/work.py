@@ -110,7 +110,7 @@ def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
             f"{par.world_size}) and the config is aggregated, so trtllm-eval runs directly; "
             "only a multi-node eval or a disaggregated config takes the perf-sanity path"
         )
-    command = _eval_command(eval_cmd, facts.models_host_path, request, trail)
+    command = _eval_command(eval_cmd, facts.models_host_path, facts, trail)
     requirements = (Path(request.repo_root) / REQUIREMENTS).is_file()
     return Resolution(
         work=EvalWork(command=command, requirements=requirements),
@@ -135,7 +135,7 @@ def _disaggregated_config(request: Request) -> str | None:
 
 
 def _eval_command(
-    eval_cmd: str, models_host: str | None, request: Request, trail: Trail
+    eval_cmd: str, models_host: str | None, facts: SharedResolution, trail: Trail
 ) -> UserCommand:
     """eval_cmd with a HuggingFace `--model` rewritten to its directory under llm_models_root."""
     command = user_command(eval_cmd, "eval_cmd")
@@ -150,7 +150,7 @@ def _eval_command(
         value = argv[value_index].removeprefix("--model=")
         if not is_hf_id(value):
             continue
-        if request.placement.remote:
+        if facts.placement.remote:
             trail.warn(
                 f"model {value!r} is a HuggingFace id; the models host path "
                 f"{models_host or '(unknown)'} is on the cluster, which scriptast does not "
@@ -165,7 +165,7 @@ def _eval_command(
                 f"{models_host or '(unknown)'} (depth <= 3); trtllm-eval will try to download it"
             )
             continue
-        local = posixpath.join(request.llm_models_root or "/", relative)
+        local = posixpath.join(facts.request.llm_models_root or "/", relative)
         argv[value_index] = f"--model={local}" if inline else local
         trail.add("eval --model", local, f"HF id {value} found under {models_host}")
     if command.argv is None:

@@ -291,7 +291,7 @@ def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
         facts.gpus_per_node,
         needs.ranks,
     )
-    if par.world_size > 1 and request.placement.scheduler != SLURM:
+    if par.world_size > 1 and facts.placement.scheduler != SLURM:
         raise ResolveError(
             f"{par.ranks_source} needs {par.world_size} MPI ranks, and "
             f"{request.execution_scenario} runs one process; run it on Slurm (local_slurm or "
