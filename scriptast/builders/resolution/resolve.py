@@ -66,13 +66,9 @@ def resolve(
     models_root = _models_root(request, trail, forwarded)
     plan = _mounts(request, where, chosen, place, home, trail)
     facts = SharedResolution(
-        request=request,
-        placement=where,
-        project=place.project,
-        log_dir=place.log_dir,
+        request=request, placement=where, project=place.project, log_dir=place.log_dir,
         gpus_per_node=slurm_params.gpus_per_node(place.partition, request.env_check),
-        models_host_path=plan.models_host_path,
-    )
+        models_host_path=plan.models_host_path)  # fmt: skip
     resolution = chosen.resolve(facts, trail)
     chosen = category(resolution.work.category)
     _trail_parallelism(resolution, trail)
