@@ -127,7 +127,7 @@ def library_rates() -> dict[str, float]:
 
     from scriptast.emitters.bash import EMITTED, BashEmitter
     from scriptast.pipeline.verified_emit import emit
-    from scriptast.readers.verify import VERIFIED, verify_emitted
+    from scriptast.readers.roundtrip.verify import VERIFIED, verify_emitted
 
     os.chdir(ROOT)
 
@@ -320,7 +320,7 @@ def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> fl
     build_bench = bench_script
 
     from scriptast.pipeline.verified_emit import emit
-    from scriptast.readers import verify
+    from scriptast.readers.roundtrip import verify
 
     os.chdir(ROOT)
     verify.FAST_PATH = by_shape

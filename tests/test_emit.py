@@ -40,8 +40,8 @@ from scriptast import (
 )
 from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import QuoteError
-from scriptast.readers.srun_argv import parse_srun
-from scriptast.readers.verify import verify_emitted
+from scriptast.readers.roundtrip.srun_argv import parse_srun
+from scriptast.readers.roundtrip.verify import verify_emitted
 from tests.model_strategies import scripts, srun_steps
 from tests.profiles import scaled
 from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean
@@ -337,7 +337,7 @@ def test_a_statement_that_runs_into_the_next_is_caught() -> None:
 @given(scripts)
 @settings(max_examples=scaled(150))
 def test_statement_by_statement_verification_agrees_with_one_parse(script: Script) -> None:
-    from scriptast.readers import verify
+    from scriptast.readers.roundtrip import verify
 
     try:
         text = emit(script, verify=False)
@@ -358,7 +358,7 @@ def test_statement_by_statement_verification_agrees_with_one_parse(script: Scrip
 
 
 def test_verified_statements_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    from scriptast.readers import verify
+    from scriptast.readers.roundtrip import verify
 
     script = _two_step_bench()
     text = emit(script, verify=False)
@@ -384,7 +384,7 @@ def test_verified_statements_are_not_parsed_again(monkeypatch: pytest.MonkeyPatc
 def test_verification_runs_in_a_worker_thread() -> None:
     import threading
 
-    from scriptast.readers import verify
+    from scriptast.readers.roundtrip import verify
 
     verify.VERIFIED.clear()
     found: list[str] = []

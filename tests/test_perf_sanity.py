@@ -15,7 +15,7 @@ import pytest
 from scriptast.builders.request.read import build_request
 from scriptast.errors import ResolveError, ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
-from scriptast.readers.launch_readback import LaunchError, read_launch_script
+from scriptast.readers.linter.launch_readback import LaunchError, read_launch_script
 from tests.cases import CASES, DOCKER
 from tests.site import Site
 from tests.test_categories import run_case, site_fields

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from scriptast import Lit, Mount, Payload, Script, cmd, emit
 from scriptast.emitters import quote
 from scriptast.errors import QuoteError
-from scriptast.readers.readback import read_word, sbatch_tokens
+from scriptast.readers.roundtrip.readback import read_word, sbatch_tokens
 
 SHELL_SPECIALS = "'\"$`\\!*?[]{}()<>|&;#~=%,:"
 NASTY_TEXT = st.text(

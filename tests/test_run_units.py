@@ -21,7 +21,7 @@ from scriptast.executor.job_files import LoadedJob, container_name, load_job, lo
 from scriptast.executor.log_verdict import LogScanner, judge
 from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
-from scriptast.readers.launch_readback import read_launch_script
+from scriptast.readers.linter.launch_readback import read_launch_script
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose, time_seconds
 from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_code_signal

@@ -1,4 +1,4 @@
-"""Parsing by shape (scriptast.readers.shapes): for emitted scripts and for any text made
+"""Parsing by shape (scriptast.readers.roundtrip.shapes): for emitted scripts and for any text made
 from them, the fast path reads the same commands, words and redirects as a whole parse, and
 gives the same verdict."""
 
@@ -13,8 +13,8 @@ from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ModelError, ScriptastError, VerifyError
 from scriptast.model.script import Script
 from scriptast.pipeline.verified_emit import emit
-from scriptast.readers import verify
-from scriptast.readers.shapes import shape_of
+from scriptast.readers.roundtrip import verify
+from scriptast.readers.roundtrip.shapes import shape_of
 from tests.model_strategies import scripts
 from tests.profiles import scaled
 

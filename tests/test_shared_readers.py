@@ -11,11 +11,11 @@ from scriptast.errors import ResolveError, VerifyError
 from scriptast.model.slurm import Mount, split_mount
 from scriptast.model.slurm_options import gres_gpus
 from scriptast.model.words import Lit, Param
-from scriptast.readers.lint import lint_text
-from scriptast.readers.readback import Unterminated, WordReader, read_word, scan_word
-from scriptast.readers.sbatch_header import scan_header
+from scriptast.readers.linter.lint import lint_text
+from scriptast.readers.roundtrip.readback import Unterminated, WordReader, read_word, scan_word
+from scriptast.readers.roundtrip.sbatch_header import scan_header
+from scriptast.readers.roundtrip.srun_argv import parse_mounts
 from scriptast.readers.shellwords import tokenize
-from scriptast.readers.srun_argv import parse_mounts
 
 
 @pytest.mark.parametrize(

@@ -258,7 +258,7 @@ def test_a_work_dir_with_percent_signs_logs_where_job_spec_says(
 def test_what_verify_refuses_sbatch_refuses(
     cluster: Cluster, tmp_path: Path, data: bytes, finding: str
 ) -> None:
-    from scriptast.readers.lint import lint_text
+    from scriptast.readers.linter.lint import lint_text
 
     script = tmp_path / "s.slurm"
     script.write_bytes(data)

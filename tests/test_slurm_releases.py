@@ -22,7 +22,7 @@ from scriptast.model.slurm_options import (
     SRUN_OPTIONS,
     release_key,
 )
-from scriptast.readers.slurm_cli import CliOption, table
+from scriptast.readers.linter.slurm_cli import CliOption, table
 
 pytestmark = pytest.mark.slurm
 

@@ -65,7 +65,7 @@ def test_plain_emit_runs_without_typer(tmp_path: Path) -> None:
 def test_cached_bashlex_tables_equal_freshly_built_ones(tmp_path: Path) -> None:
     code = (
         "import json\n"
-        "from scriptast.readers.bashlex_loader import import_bashlex\n"
+        "from scriptast.readers.roundtrip.bashlex_loader import import_bashlex\n"
         "b = import_bashlex()\n"
         "p = b.parser.yaccparser\n"
         'text = "for a in x; do if [ \\"$a\\" != y ]; then echo \'q\'\\"$a\\"; fi; done"\n'
@@ -105,7 +105,7 @@ def test_a_stale_cache_is_ignored(tmp_path: Path) -> None:
     (folder / f"bashlex-tables-{tag}.json").write_text(
         json.dumps({"key": "stale", "action": {}, "goto": {}})
     )
-    code = "from scriptast.readers.bashlex_loader import import_bashlex\nprint(len(import_bashlex().parse('echo hi')))"
+    code = "from scriptast.readers.roundtrip.bashlex_loader import import_bashlex\nprint(len(import_bashlex().parse('echo hi')))"
     result = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -122,16 +122,16 @@ def test_a_stale_cache_is_ignored(tmp_path: Path) -> None:
 
 
 def test_shipped_tables_equal_a_fresh_build(tmp_path: Path) -> None:
-    from scriptast.readers.bashlex_loader import shipped_path
+    from scriptast.readers.roundtrip.bashlex_loader import shipped_path
 
     code = (
         "import sys\n"
-        "from scriptast.readers.bashlex_loader import build_fresh\n"
+        "from scriptast.readers.roundtrip.bashlex_loader import build_fresh\n"
         "sys.stdout.buffer.write(build_fresh())"
     )
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
     assert fresh == shipped_path().read_bytes(), (
-        "bashlex's grammar changed: run python -m scriptast.readers.bashlex_loader"
+        "bashlex's grammar changed: run python -m scriptast.readers.roundtrip.bashlex_loader"
     )
 
 
@@ -186,7 +186,7 @@ def _corruptions(good: bytes) -> dict[str, bytes]:
 
 def test_a_corrupt_cache_that_is_valid_json_is_rebuilt(tmp_path: Path) -> None:
     code = (
-        "from scriptast.readers.bashlex_loader import import_bashlex\n"
+        "from scriptast.readers.roundtrip.bashlex_loader import import_bashlex\n"
         "print(import_bashlex().parse('for a in x; do echo \"$a\" >&2; done')[0].dump())"
     )
     env = {

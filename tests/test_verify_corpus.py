@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from scriptast.contract.slurm_env import PluginOption
-from scriptast.readers.lint import Finding, Report, lint_text
+from scriptast.readers.linter.lint import Finding, Report, lint_text
 
 PUBLIC = Path(__file__).parent / "fixtures" / "scripts_people_write" / "public"
 ENTRIES: list[dict[str, Any]] = json.loads((PUBLIC / "corpus.json").read_text())["entries"]

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scriptast.cli.app import app
-from scriptast.readers.lint import BASHLEX_MAX_LINES, lint_text
+from scriptast.readers.linter.lint import BASHLEX_MAX_LINES, lint_text
 
 runner = CliRunner()
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from scriptast.cli.app import app
 from scriptast.errors import VerifyError
-from scriptast.readers.lint import lint_text
-from scriptast.readers.script_commands import commands_named, scan_commands
-from scriptast.readers.verify import parse_commands
+from scriptast.readers.linter.lint import lint_text
+from scriptast.readers.linter.script_commands import commands_named, scan_commands
+from scriptast.readers.roundtrip.verify import parse_commands
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scriptast.readers.lint import Finding, Report
+from scriptast.readers.linter.lint import Finding, Report
 
 NOT_CHECKED_SHOWN = 6
 
@@ -15,7 +15,7 @@ def run_verify(files: list[Path], slurm_env_file: Path | None) -> int:
     """Check `files` (against the cluster in `slurm_env_file` when given); the exit code."""
     from scriptast.common.text_files import read_text_file
     from scriptast.errors import ScriptastError
-    from scriptast.readers.lint import lint_text
+    from scriptast.readers.linter.lint import lint_text
 
     env = None
     if slurm_env_file is not None:
@@ -43,7 +43,7 @@ def run_verify(files: list[Path], slurm_env_file: Path | None) -> int:
         for embedded in report.embedded:
             findings += embedded.report.findings
         if env is not None:
-            from scriptast.readers.cluster_check import check_against
+            from scriptast.readers.linter.cluster_check import check_against
 
             findings += check_against(report, env, str(path))
         err += [f"{f.where}: {f.message}\n" for f in findings]

@@ -2,7 +2,7 @@
 
 `BashEmitter().emit(node)` dispatches on the node's type, one private method per node class, and
 ends in a loud default. Quoting is delegated to `scriptast.emitters.quote`; reading the text back
-is `scriptast.readers.verify`'s, and `scriptast.pipeline.verified_emit.emit` does both.
+is `scriptast.readers.roundtrip.verify`'s, and `scriptast.pipeline.verified_emit.emit` does both.
 """
 
 from __future__ import annotations

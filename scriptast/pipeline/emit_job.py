@@ -176,7 +176,7 @@ def _check_shell_text(job: ResolvedJob) -> None:
     """A command that runs as its own text (`bash -c`) must be bash: bashlex reads most, and
     real `bash -n` decides what bashlex cannot read."""
     from scriptast.errors import VerifyError
-    from scriptast.readers.verify import parse_commands
+    from scriptast.readers.roundtrip.verify import parse_commands
 
     for field, command in job.work.commands():
         if command.argv is not None:
@@ -184,7 +184,7 @@ def _check_shell_text(job: ResolvedJob) -> None:
         try:
             parse_commands(command.text)
         except VerifyError:
-            from scriptast.readers.lint import bash_syntax_problem
+            from scriptast.readers.linter.lint import bash_syntax_problem
 
             problem = bash_syntax_problem(command.text)
             if problem is not None:

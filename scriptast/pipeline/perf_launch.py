@@ -28,7 +28,7 @@ from scriptast.model.submit_call import SubmitPlan
 from scriptast.pipeline.file_set import JobFiles, OutputFile
 from scriptast.pipeline.spec_of_job import LaunchFacts
 from scriptast.pipeline.submit_py import StagedConfig, SubmitPyWrites, WatchedFolder, run_submit
-from scriptast.readers.launch_readback import read_launch_script, unexpected
+from scriptast.readers.linter.launch_readback import read_launch_script, unexpected
 
 
 def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> JobFiles:
@@ -131,8 +131,8 @@ def _checked_against_cluster(text: str, job: ResolvedJob, env: SlurmEnv) -> Reso
     """The launch script as `verify --slurm-env-file` reads it: an option the cluster's Slurm
     release does not have (sbatch would refuse the script) is an error; a size, time or plugin
     the partition does not offer is a warning (the job would pend or fail there)."""
-    from scriptast.readers.cluster_check import check_against
-    from scriptast.readers.lint import lint_text
+    from scriptast.readers.linter.cluster_check import check_against
+    from scriptast.readers.linter.lint import lint_text
 
     report = lint_text(text, context=LAUNCH_SH, batch_script=True)
     warnings = list(job.warnings)

@@ -17,7 +17,7 @@ def emit(node: Script | Payload, *, verify: bool = True) -> str:
     composition = emitter.compose(node)
     text = composition.text
     if verify:
-        from scriptast.readers.verify import verify_emitted
+        from scriptast.readers.roundtrip.verify import verify_emitted
 
         verify_emitted(text, node, emitter, composition)
     return text

@@ -15,7 +15,7 @@ import msgspec
 
 from scriptast.errors import InputError
 from scriptast.model.node import RESERVED_WORDS
-from scriptast.readers.readback import Unterminated, scan_word
+from scriptast.readers.roundtrip.readback import Unterminated, scan_word
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
 _BLANKS = " \t"

@@ -32,7 +32,7 @@ from scriptast.builders.request.read import build_request
 from scriptast.errors import ScriptastError
 from scriptast.model.image_ref import image_problem
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
-from scriptast.readers.readback import sbatch_tokens
+from scriptast.readers.roundtrip.readback import sbatch_tokens
 from tests.hostile.bad_inputs import CASES, ROOT, base_fields
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")

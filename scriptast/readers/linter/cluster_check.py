@@ -10,10 +10,10 @@ import msgspec
 from scriptast.common.suggest import did_you_mean
 from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.model.slurm_options import gres_gpus, release_key
-from scriptast.readers.lint import Finding, Report
-from scriptast.readers.slurm_cli import option_named, table
-from scriptast.readers.slurm_value_forms import limit_minutes
-from scriptast.readers.srun_words import SrunUse
+from scriptast.readers.linter.lint import Finding, Report
+from scriptast.readers.linter.slurm_cli import option_named, table
+from scriptast.readers.linter.slurm_value_forms import limit_minutes
+from scriptast.readers.linter.srun_words import SrunUse
 
 
 def check_against(report: Report, env: SlurmEnv, context: str) -> list[Finding]:

@@ -10,8 +10,8 @@ import msgspec
 
 from scriptast.errors import ScriptastError
 from scriptast.model.submit_call import PerfSubmit
-from scriptast.readers.lint import read_directives
-from scriptast.readers.script_commands import commands_named
+from scriptast.readers.linter.lint import read_directives
+from scriptast.readers.linter.script_commands import commands_named
 from scriptast.readers.shellwords import Token, flag_value, tokenize
 
 _ARRAY = re.compile(r"^srunArgs(\+?)=\((.*?)\)[ \t]*$", re.MULTILINE | re.DOTALL)

@@ -10,12 +10,17 @@ import msgspec
 
 from scriptast.contract.slurm_env import PluginOption
 from scriptast.errors import VerifyError
-from scriptast.readers.option_words import literal_words, read_options
-from scriptast.readers.readback import sbatch_tokens
-from scriptast.readers.sbatch_header import scan_header
-from scriptast.readers.script_commands import HereDoc, ScannedCommand, named_in, scan_commands
-from scriptast.readers.slurm_cli import table
-from scriptast.readers.srun_words import SrunUse, read_srun_words, word_text
+from scriptast.readers.linter.option_words import literal_words, read_options
+from scriptast.readers.linter.script_commands import (
+    HereDoc,
+    ScannedCommand,
+    named_in,
+    scan_commands,
+)
+from scriptast.readers.linter.slurm_cli import table
+from scriptast.readers.linter.srun_words import SrunUse, read_srun_words, word_text
+from scriptast.readers.roundtrip.readback import sbatch_tokens
+from scriptast.readers.roundtrip.sbatch_header import scan_header
 
 
 class Finding(msgspec.Struct, frozen=True):
@@ -158,7 +163,7 @@ SCAN_MAX_CHARACTERS = 4 * 1024 * 1024
 
 def _syntax_unread_by_bashlex(text: str) -> str | None:
     """None when bashlex reads `text`; else why not (then `bash -n` judges it)."""
-    from scriptast.readers.verify import parse_commands
+    from scriptast.readers.roundtrip.verify import parse_commands
 
     lines = text.count("\n") + 1
     try:

@@ -9,8 +9,8 @@ import re
 
 import msgspec
 
-from scriptast.readers.sbatch_values import value_problem
-from scriptast.readers.slurm_cli import Ambiguous, CliOption, Table, long_option
+from scriptast.readers.linter.sbatch_values import value_problem
+from scriptast.readers.linter.slurm_cli import Ambiguous, CliOption, Table, long_option
 
 CLOSE_ENOUGH = 0.8
 """How alike a misspelling and an option's name must be for the name to be suggested."""

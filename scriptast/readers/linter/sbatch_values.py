@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from scriptast.readers.slurm_value_forms import array_ok, limit_minutes, start_time_ok
+from scriptast.readers.linter.slurm_value_forms import array_ok, limit_minutes, start_time_ok
 
 COUNTS = frozenset(
     {

@@ -10,9 +10,9 @@ import msgspec
 from scriptast.contract.slurm_env import PluginOption
 from scriptast.errors import ScriptastError
 from scriptast.model.words import Lit
-from scriptast.readers.option_words import OptionWord, read_options
-from scriptast.readers.readback import literal_value, read_word
-from scriptast.readers.slurm_cli import table
+from scriptast.readers.linter.option_words import OptionWord, read_options
+from scriptast.readers.linter.slurm_cli import table
+from scriptast.readers.roundtrip.readback import literal_value, read_word
 
 
 class SrunUse(msgspec.Struct, frozen=True):

@@ -2,10 +2,11 @@
 
 bashlex 0.18 vendors a PLY yacc that has no table-loading path: every `import bashlex` runs
 `LRTable(grammar)` (~140 ms). The tables depend only on the grammar's productions and
-precedence, so they ship with the package (`scriptast/readers/bashlex_tables.json`, written by
-`python -m scriptast.readers.bashlex_loader`, checked by a test to equal a fresh build); on
-import yacc gets a table object holding those action/goto maps. When the installed bashlex has
-another grammar, the tables are built once and kept in the user's cache folder instead.
+precedence, so they ship with the package (`scriptast/readers/roundtrip/bashlex_tables.json`,
+written by `python -m scriptast.readers.roundtrip.bashlex_loader`, checked by a test to equal a
+fresh build); on import yacc gets a table object holding those action/goto maps. When the
+installed bashlex has another grammar, the tables are built once and kept in the user's cache
+folder instead.
 The grammar itself is still built by bashlex; tables that do not match it are ignored.
 Set SCRIPTAST_BASHLEX_CACHE=0 to import bashlex the plain way.
 """

@@ -34,15 +34,15 @@ from scriptast.model.statements import (
     Unset,
 )
 from scriptast.model.words import Lit, Word, WordPart, concat
-from scriptast.readers.readback import (
+from scriptast.readers.roundtrip.readback import (
     has_raw_shell,
     literal_value,
     normalize,
     read_word,
     sbatch_tokens,
 )
-from scriptast.readers.sbatch_header import scan_header
-from scriptast.readers.srun_argv import parse_srun
+from scriptast.readers.roundtrip.sbatch_header import scan_header
+from scriptast.readers.roundtrip.srun_argv import parse_srun
 
 
 class _Expected(msgspec.Struct, frozen=True):
@@ -151,12 +151,12 @@ def _time_limit(seconds: float) -> Iterator[None]:
 def parse_commands(text: str) -> list[_Actual]:
     """Every simple command of `text` in source order, as raw word texts and redirects.
 
-    The text's shape (scriptast.readers.shapes: its literal pieces replaced by stand-ins) is
-    what bashlex parses, once per shape; word positions in the shape map back to the text.
+    The text's shape (readers/roundtrip/shapes.py: its literal pieces replaced by stand-ins)
+    is what bashlex parses, once per shape; word positions in the shape map back to the text.
     Text without a shape is parsed whole."""
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.split("\n")):
         return []
-    from scriptast.readers.shapes import shape_of
+    from scriptast.readers.roundtrip.shapes import shape_of
 
     shape = shape_of(text) if FAST_PATH else None
     if shape is None:
@@ -186,7 +186,7 @@ class _Found(msgspec.Struct, frozen=True):
 
 
 def _parse_spans(text: str) -> tuple[_Found, ...]:
-    from scriptast.readers.bashlex_loader import import_bashlex
+    from scriptast.readers.roundtrip.bashlex_loader import import_bashlex
 
     bashlex = import_bashlex()
     try:
