@@ -156,3 +156,18 @@ def test_only_the_placement_table_names_the_scenarios() -> None:
             elif isinstance(node, ast.Constant) and node.value in named:
                 found.append(f"{path.relative_to(PACKAGE)}: {node.value!r}")
     assert found == []
+
+
+def test_the_command_line_builds_no_client_and_names_no_backend() -> None:
+    """The CLI reaches schedulers and transports through the executor and the registries, never
+    a backend's or a transport's own module (it builds no client)."""
+    named = []
+    for path in sorted((PACKAGE / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                if parts[:2] in (["scriptast", "schedulers"], ["scriptast", "transports"]) and (
+                    len(parts) > 2 and parts[2] not in ("registry", "backend")
+                ):
+                    named.append(f"{path.relative_to(PACKAGE)} -> {node.module}")
+    assert not named

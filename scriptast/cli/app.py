@@ -214,9 +214,10 @@ def probe_slurm(
             env = probe()
         else:
             from scriptast.cluster.probe import over_ssh
-            from scriptast.transports.ssh import SshTransport
+            from scriptast.contract.axes import SSH
+            from scriptast.transports.registry import transport as reach
 
-            transport = SshTransport(ssh_host, ssh_config)
+            transport = reach(SSH, ssh_host, ssh_config)
             try:
                 env = over_ssh(transport)
             finally:
@@ -524,17 +525,6 @@ app.add_typer(results_app, name="results")
 REMOTE = typer.Option(None, "--remote", help="The allocations of this ssh host's cluster.")
 
 
-def _slurm(remote: str | None, ssh_config: str | None) -> Any:
-    from scriptast.schedulers.slurm.client import SlurmClient
-    from scriptast.transports.local import LocalTransport
-
-    if remote is None:
-        return SlurmClient(LocalTransport())
-    from scriptast.transports.ssh import SshTransport
-
-    return SlurmClient(SshTransport(remote, ssh_config))
-
-
 @alloc_app.command("list")
 def alloc_list(
     json_output: bool = JSON_OUTPUT,
@@ -542,12 +532,12 @@ def alloc_list(
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """List your persistent allocations: id, state, time left, nodes and parameters."""
-    from scriptast.schedulers.slurm.allocation import list_allocations
+    from scriptast.executor.allocations import held_allocations
 
     def show() -> int:
         import msgspec
 
-        found = list_allocations(_slurm(remote, ssh_config))
+        found = held_allocations(remote, ssh_config)
         if json_output:
             sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode())
             sys.stdout.write("\n")
@@ -555,8 +545,8 @@ def alloc_list(
         if not found:
             sys.stdout.write("none: you hold no persistent allocation\n")
         for a in found:
-            params = msgspec.json.encode(a.params).decode() if a.params else "-"
-            sys.stdout.write(f"{a.job_id}  {a.state}  {a.time_left} left  {a.nodes}  {params}\n")
+            sys.stdout.write(f"{a.job_id}  {a.state}  {a.time_left} left  {a.nodes}  "
+                             f"{a.described()}\n")  # fmt: skip
         return 0
 
     _executing(show)
@@ -569,10 +559,10 @@ def alloc_release(
     ssh_config: str | None = SSH_CONFIG,
 ) -> None:
     """Release persistent allocations (scancel)."""
-    from scriptast.schedulers.slurm.allocation import release
+    from scriptast.executor.allocations import release_allocations
 
     def done() -> int:
-        for job_id in release(_slurm(remote, ssh_config), list(job_ids or [])):
+        for job_id in release_allocations(remote, ssh_config, list(job_ids or [])):
             sys.stdout.write(f"released {job_id}\n")
         return 0
 

@@ -100,13 +100,43 @@ PROCESS = "process"
 """A job run on this machine as a process whose exit code is the job's (docker_cmd.sh)."""
 
 
+class HeldAllocation(Protocol):
+    """A persistent allocation as its scheduler lists it."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def time_left(self) -> str: ...
+
+    @property
+    def nodes(self) -> str: ...
+
+    def described(self) -> str:
+        """What it was made for, in one word (JSON), or `-` when it does not say."""
+        ...
+
+
+class Allocations(msgspec.Struct, frozen=True, kw_only=True):
+    """Persistent allocations, a capability a backend may have: this user's `held` ones, and
+    `release` of some (all of this user's when none is named; an id that is none of them is
+    refused); both return what they did."""
+
+    held: Callable[[SchedulerClient], Sequence[HeldAllocation]]
+    release: Callable[[SchedulerClient, Sequence[str]], list[str]]
+
+
 class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     """One scheduler. `lower` turns a category's steps into its script form;
     `states` maps each of its state names onto JobState
     (a name it lacks is UNKNOWN); `ended_by` the (state, reason) pairs of a job the scheduler
     has ended while it is still winding down, with the state it ends in. Run launches its jobs
     as `launch` says (BATCH through `client`, PROCESS here); `allocations`: a job may run as a
-    step of a persistent one."""
+    step of a persistent one, and the `alloc` commands list and release them (None: it has
+    none)."""
 
     name: str
     lower: Callable[[ResolvedJob, JobSteps], Lowered]
@@ -114,7 +144,7 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     ended_by: Mapping[tuple[str, str], str] = {}
     launch: str = BATCH
     client: Callable[[Transport], SchedulerClient] | None = None
-    allocations: bool = False
+    allocations: Allocations | None = None
 
     def winding_down(self, state: str) -> bool:
         """A job in `state` has been ended and its processes are still going (its final state

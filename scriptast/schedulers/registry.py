@@ -36,3 +36,8 @@ def scheduler(name: str) -> SchedulerBackend:
         known = ", ".join(dict.fromkeys([*KNOWN, *SCHEDULERS]))
         raise InputError(f"no scheduler backend {name!r}; known: {known}")
     return found
+
+
+def every_scheduler() -> list[SchedulerBackend]:
+    """Every backend: the shipped ones (loaded now) and those registered."""
+    return [scheduler(name) for name in dict.fromkeys([*KNOWN, *SCHEDULERS])]

@@ -35,7 +35,7 @@ def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     job_spec (or `--persistent`) says so (job_spec leaves a remote cluster's persistence to
     the executor: there only `--persistent`); never a launch script submit.py wrote: it cancels
     `${SLURM_JOB_ID}` on failure, which would end the whole allocation."""
-    if not scheduler(job.spec.scheduler).allocations:
+    if scheduler(job.spec.scheduler).allocations is None:
         return False
     if job.spec.workflow_type == WorkflowType.perf_sanity:
         return False

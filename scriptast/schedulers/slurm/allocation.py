@@ -55,6 +55,10 @@ class Allocation(msgspec.Struct, frozen=True, kw_only=True):
     nodes: str
     params: AllocationParams | None
 
+    def described(self) -> str:
+        """The parameters it was made for, as JSON, or `-` when its comment does not say."""
+        return msgspec.json.encode(self.params).decode() if self.params else "-"
+
     @property
     def seconds_left(self) -> float | None:
         """Its time left in seconds; None for UNLIMITED (or what cannot be read)."""

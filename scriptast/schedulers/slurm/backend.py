@@ -3,10 +3,17 @@ submit.py writes, Slurm's client and state table, and persistent allocations."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scriptast.contract.axes import SLURM
-from scriptast.schedulers.backend import BATCH, SchedulerBackend, SchedulerClient
+from scriptast.schedulers.backend import (
+    BATCH,
+    Allocations,
+    HeldAllocation,
+    SchedulerBackend,
+    SchedulerClient,
+)
 from scriptast.schedulers.slurm.script import lower
 from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
@@ -21,6 +28,18 @@ def _client(transport: Transport) -> SchedulerClient:
     return SlurmClient(transport)
 
 
+def _held(client: SchedulerClient) -> list[HeldAllocation]:
+    from scriptast.schedulers.slurm.allocation import list_allocations
+
+    return list(list_allocations(client))
+
+
+def _release(client: SchedulerClient, job_ids: Sequence[str]) -> list[str]:
+    from scriptast.schedulers.slurm.allocation import release
+
+    return release(client, list(job_ids))
+
+
 BACKEND = SchedulerBackend(
     name=SLURM,
     lower=lower,
@@ -28,5 +47,5 @@ BACKEND = SchedulerBackend(
     ended_by=ENDED_BY,
     launch=BATCH,
     client=_client,
-    allocations=True,
+    allocations=Allocations(held=_held, release=_release),
 )
