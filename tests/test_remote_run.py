@@ -243,6 +243,7 @@ def test_detach_then_watch_brings_back_logs_and_fetched_files(remote: Remote) ->
                          custom_cmd=f"sleep 2; echo 0.91 > {cluster_dir}/accuracy_result.txt")  # fmt: skip
     detached = remote.go("run", str(work), "--detach")
     assert detached.returncode == 0, detached.stderr
+    assert record(work)["launch"] == "remote"
     assert not (work / "accuracy_result.txt").exists()
     watched = remote.go("watch", str(work), "--fetch", "accuracy_*.txt")
     assert watched.returncode == 0, watched.stderr

@@ -159,6 +159,7 @@ def test_persistent_allocation_runs_two_jobs_then_allocates_anew(runs: RunSite) 
     assert (one.returncode, two.returncode) == (0, 0), one.stderr + two.stderr
     a, b = record(first), record(second)
     assert a["allocation_id"] == b["allocation_id"]
+    assert (a["launch"], b["launch"]) == ("step", "step")
     assert a["notes"][0] == f"new persistent allocation {a['allocation_id']}"
     assert b["notes"][0] == f"reused persistent allocation {a['allocation_id']}"
     assert b["notes"][1].startswith(f"persistent allocation {a['allocation_id']} stays: ")
@@ -217,7 +218,7 @@ def test_detach_then_watch_and_cancel(runs: RunSite) -> None:
                      persistent_mode=False)  # fmt: skip
     detached = runs.run("run", str(work), "--detach")
     assert detached.returncode == 0, detached.stderr
-    assert "verdict" not in record(work)
+    assert "verdict" not in record(work) and record(work)["launch"] == "batch"
     refused = runs.run("run", str(work))
     assert refused.returncode == 2 and "already has a live run" in refused.stderr
     cancelled = runs.run("cancel", str(work))
@@ -316,6 +317,7 @@ def test_docker_jobs_pass_fail_miss_their_image_and_are_killed_alone(
     assert passed.returncode == 0, passed.stderr
     found = record(work)
     assert found["container_name"] == "llama_3_1_8b_instruct_bench"
+    assert found["launch"] == "process"
     assert found["out_log"] == str(work / "llama_3_1_8b_instruct_local.log")
     failed = runs.run("run", str(work), SHIM_EXIT_PIP="7")
     assert failed.returncode == 10 and record(work)["exit_code"] == 7

@@ -65,6 +65,7 @@ def test_kill_9_right_after_sbatch_leaves_a_record_watch_follows(
     assert done.returncode == -9
     left = record(work)
     assert left["state"] == "SUBMITTING" and "job_id" not in left
+    assert left["launch"] == "batch"  # known before the scheduler is asked
     [job_id] = _queued(runs)
     again = runs.run("run", str(work))
     assert again.returncode == 2
@@ -72,7 +73,7 @@ def test_kill_9_right_after_sbatch_leaves_a_record_watch_follows(
     watched = runs.run("watch", str(work))
     assert watched.returncode == 0, watched.stderr
     found = record(work)
-    assert (found["job_id"], found["verdict"]) == (job_id, "PASSED")
+    assert (found["job_id"], found["verdict"], found["launch"]) == (job_id, "PASSED", "batch")
     assert any("found in the queue by its name and script" in n for n in found["notes"])
 
 

@@ -469,3 +469,23 @@ def test_a_cluster_command_is_read_back_before_ssh_runs_it(monkeypatch: pytest.M
     monkeypatch.setattr("scriptast.transports.ssh.shlex.join", " ".join)  # loses the words
     with pytest.raises(RunError, match="cannot be passed to the shell of cluster intact"):
         transport.run(["sha256sum", "--", "/work dir/job.slurm"])
+
+
+def test_a_record_names_its_launch_and_each_is_followed_again_by_a_lookup(tmp_path: Path) -> None:
+    """run.json records how its job was launched; reattaching is a lookup of that kind (every
+    kind has its follower); an older record without it is still read, and a kind this
+    scriptast does not know is refused as a record it cannot read."""
+    import typing
+
+    from scriptast.contract.run_record import Launch
+    from scriptast.executor.run import REATTACH, read_record
+
+    assert set(REATTACH) == set(typing.get_args(Launch))
+    base = {"version": RECORD_VERSION, "work_dir": str(tmp_path), "script": "s.slurm",
+            "submitted_at": "now", "submit_command": ["sbatch"], "out_log": "o.log"}  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps(base))
+    older = read_record(str(tmp_path))
+    assert older is not None and older.launch is None
+    (tmp_path / "run.json").write_text(json.dumps({**base, "launch": "teleport"}))
+    with pytest.raises(RunError, match="is not a run record this scriptast reads"):
+        read_record(str(tmp_path))

@@ -5,6 +5,7 @@ reached and the verdict, with each verdict's exit code."""
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 import msgspec
 
@@ -88,6 +89,11 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finished_at: str | None = None
 
 
+Launch = Literal["batch", "step", "process", "remote"]
+"""How run launched a job: a batch job in the scheduler's queue, a step of a persistent
+allocation, a process on this machine, or a job on a cluster reached over a transport."""
+
+
 class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One submission of a work_dir's job and what became of it. `job_id` is Slurm's job (the
     allocation's, for a job run inside a persistent allocation); `pid` is the local process
@@ -105,6 +111,8 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Where the job ran (None: judged from files, `scriptast judge`, not run)."""
     script: str
     submitted_at: str
+    launch: Launch | None = None
+    """How it was launched, recorded at submit (None: a record of an older scriptast)."""
     submit_command: tuple[str, ...]
     out_log: str
     err_log: str | None = None

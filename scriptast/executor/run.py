@@ -14,7 +14,7 @@ import msgspec
 
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.files import RUN_FILE
-from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_record
+from scriptast.contract.run_record import Attempt, Launch, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow_loop import Follower, terminal_progress
@@ -36,7 +36,7 @@ from scriptast.executor.stored import store_judged
 from scriptast.results.reference_file import References, read_references
 from scriptast.results.store.history import HistoryBaseline
 from scriptast.results.store.location import Location, locate
-from scriptast.schedulers.backend import PROCESS
+from scriptast.schedulers.backend import PROCESS, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.write import replace_file
 
@@ -159,15 +159,49 @@ def reattach(
     if record.pid is not None and job.spec.transport == LOCAL:
         _here(job, record)
     check_ours(job, record, session.client, session.transport)
+    kind = record.launch or _launched_before_it_was_recorded(job, record)
+    return REATTACH[kind](job, record, session, writer, options)
+
+
+def _queued(session: Session) -> tuple[SchedulerClient, Transport]:
+    assert session.client is not None and session.transport is not None
+    return session.client, session.transport
+
+
+def _process(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
+             options: RunOptions) -> Followed:  # fmt: skip
+    return follow_process(job, record, writer)
+
+
+def _remote(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
+            options: RunOptions) -> Followed:  # fmt: skip
+    client, transport = _queued(session)
+    return follow_remote(RemoteContext(job, transport), record, client, options, writer)
+
+
+def _step(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
+          options: RunOptions) -> Followed:  # fmt: skip
+    return follow_step(job, record, _queued(session)[0], writer)
+
+
+def _batch(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
+           options: RunOptions) -> Followed:  # fmt: skip
+    return follow_batch(job, record, _queued(session)[0], writer)
+
+
+REATTACH: dict[Launch, Callable[[LoadedJob, RunRecord, Session, Writer, RunOptions], Followed]] = {
+    "process": _process, "remote": _remote, "step": _step, "batch": _batch}  # fmt: skip
+"""How a job another run launched is followed again, by the launch kind its record names."""
+
+
+def _launched_before_it_was_recorded(job: LoadedJob, record: RunRecord) -> Launch:
+    """How a job in a record without `launch` (an older scriptast's) was launched, read from
+    its scheduler, its transport and whether a process of this host runs it."""
     if scheduler(job.spec.scheduler).launch == PROCESS:
-        return follow_process(job, record, writer)
-    client, transport = session.client, session.transport
-    assert client is not None and transport is not None
+        return "process"
     if job.spec.transport != LOCAL:
-        return follow_remote(RemoteContext(job, transport), record, client, options, writer)
-    if record.pid is not None:
-        return follow_step(job, record, client, writer)
-    return follow_batch(job, record, client, writer)
+        return "remote"
+    return "step" if record.pid is not None else "batch"
 
 
 def _here(job: LoadedJob, record: RunRecord) -> None:

@@ -24,6 +24,7 @@ def launch_batch(job: LoadedJob, client: SchedulerClient, writer: Writer) -> Bat
         err_log=err,
         job_id=job_id,
         state="PENDING",
+        launch="batch",
     )
     return BatchFollowed(job, record, writer, client)
 

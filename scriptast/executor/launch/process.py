@@ -89,6 +89,7 @@ def launch_process(job: LoadedJob, writer: Writer) -> DockerFollowed:
         container_name=name,
         pid=process.pid,
         state="RUNNING",
+        launch="process",
     )
     return DockerFollowed(job, record, writer, process)
 

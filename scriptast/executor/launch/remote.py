@@ -277,6 +277,7 @@ def launch_remote(
         remote_err_log=err if err != out else None,
         job_id=job_id,
         state="PENDING",
+        launch="remote",
     )
     if allocation is not None:
         _start_step(context, record, allocation, out, err or out)

@@ -116,6 +116,7 @@ def launch_step(
         pid=process.pid,
         state="RUNNING",
         notes=tuple(notes),
+        launch="step",
     )
     return StepFollowed(job, record, writer, client, process)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL, WorkflowType
 from scriptast.contract.files import RUN_FILE
-from scriptast.contract.run_record import encode_record
+from scriptast.contract.run_record import Launch, encode_record
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import Followed
 from scriptast.executor.job_files import LoadedJob
@@ -43,6 +43,16 @@ def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     if wanted is None and job.spec.transport == LOCAL:
         wanted = job.spec.persistent_mode
     return bool(wanted) and job.spec.slurm_params is not None
+
+
+def launch_kind(job: LoadedJob, options: RunOptions) -> Launch:
+    """How run launches `job`: as its scheduler runs jobs (a process here), over the transport
+    to a cluster, as a step of a persistent allocation, or as a batch job."""
+    if scheduler(job.spec.scheduler).launch == PROCESS:
+        return "process"
+    if job.spec.transport != LOCAL:
+        return "remote"
+    return "step" if uses_allocation(job, options) else "batch"
 
 
 def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
@@ -115,6 +125,7 @@ def _journal(job: LoadedJob, options: RunOptions) -> bytes | None:
         submit_command=tuple(dry_run_commands(job, options)[-1]),
         out_log="",
         state=SUBMITTING,
+        launch=launch_kind(job, options),
         notes=("submitting: a run that ends before it records the job's id leaves this; "
                "'scriptast watch' finds the job by its name and script",),
     )  # fmt: skip
