@@ -11,7 +11,7 @@ import msgspec
 
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.steps import JobSteps
-from scriptast.contract.job_spec import JobLogs
+from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.run_record import JobState
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
@@ -127,6 +127,9 @@ class Allocations(msgspec.Struct, frozen=True, kw_only=True):
 
     held: Callable[[SchedulerClient], Sequence[HeldAllocation]]
     release: Callable[[SchedulerClient, Sequence[str]], list[str]]
+    dry_run: Callable[[SlurmParams, str, str], list[list[str]]]
+    """The commands that find or make an allocation for a job's parameters and time limit and
+    run its script in it, in order (what `run --dry-run` prints)."""
 
 
 class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,6 +147,9 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     ended_by: Mapping[tuple[str, str], str] = {}
     launch: str = BATCH
     client: Callable[[Transport], SchedulerClient] | None = None
+    submit_command: Callable[[str], list[str]] | None = None
+    """The command that submits a batch script: what its client runs, a dry run prints and
+    run.json records."""
     allocations: Allocations | None = None
 
     def winding_down(self, state: str) -> bool:

@@ -26,7 +26,6 @@ from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.session import Session
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
-from scriptast.schedulers.slurm.allocation import ALLOCATION_NAME, AllocationParams, salloc_argv
 from scriptast.workdir.write import WriteError, replace_file, work_dir_held
 
 
@@ -57,17 +56,15 @@ def launch_kind(job: LoadedJob, options: RunOptions) -> Launch:
 
 def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
     """Every command `run` would run for this job, in order."""
-    if scheduler(job.spec.scheduler).launch == PROCESS:
+    backend = scheduler(job.spec.scheduler)
+    if backend.launch == PROCESS:
         return [docker_command(job)[0]]
     if uses_allocation(job, options):
-        assert job.spec.slurm_params is not None
-        wanted = AllocationParams.of(job.spec.slurm_params)
-        return [
-            ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME],
-            salloc_argv(wanted, alloc_time(job, options)),
-            ["env", "SLURM_JOB_ID=<allocation>", "bash", job.script],
-        ]
-    return [["sbatch", "--parsable", job.script]]
+        assert job.spec.slurm_params is not None and backend.allocations is not None
+        return backend.allocations.dry_run(job.spec.slurm_params, alloc_time(job, options),
+                                           job.script)  # fmt: skip
+    assert backend.submit_command is not None  # a backend that queues jobs submits them
+    return [backend.submit_command(job.script)]
 
 
 def submit(

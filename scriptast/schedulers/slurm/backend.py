@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scriptast.contract.axes import SLURM
+from scriptast.contract.job_spec import SlurmParams
 from scriptast.schedulers.backend import (
     BATCH,
     Allocations,
@@ -40,6 +41,25 @@ def _release(client: SchedulerClient, job_ids: Sequence[str]) -> list[str]:
     return release(client, list(job_ids))
 
 
+def submit_command(script: str) -> list[str]:
+    """`sbatch --parsable SCRIPT`: it prints the job id alone."""
+    return ["sbatch", "--parsable", script]
+
+
+def _dry_run(params: SlurmParams, time_limit: str, script: str) -> list[list[str]]:
+    from scriptast.schedulers.slurm.allocation import (
+        ALLOCATION_NAME,
+        AllocationParams,
+        salloc_argv,
+    )
+
+    return [
+        ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME],
+        salloc_argv(AllocationParams.of(params), time_limit),
+        ["env", "SLURM_JOB_ID=<allocation>", "bash", script],
+    ]
+
+
 BACKEND = SchedulerBackend(
     name=SLURM,
     lower=lower,
@@ -47,5 +67,6 @@ BACKEND = SchedulerBackend(
     ended_by=ENDED_BY,
     launch=BATCH,
     client=_client,
-    allocations=Allocations(held=_held, release=_release),
+    submit_command=submit_command,
+    allocations=Allocations(held=_held, release=_release, dry_run=_dry_run),
 )

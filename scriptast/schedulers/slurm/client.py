@@ -56,7 +56,9 @@ class SlurmClient:
 
     def submit_argv(self, script: str) -> list[str]:
         """The command that submits `script`."""
-        return ["sbatch", "--parsable", script]
+        from scriptast.schedulers.slurm.backend import submit_command
+
+        return submit_command(script)
 
     def submit(self, script: str, cwd: str) -> str:
         """`sbatch --parsable SCRIPT` from `cwd`: the job id, or RunError with sbatch's words
