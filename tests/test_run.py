@@ -236,6 +236,18 @@ def test_dry_run_runs_nothing(runs: RunSite) -> None:
     assert not (work / "run.json").exists()
 
 
+def test_a_dry_run_in_a_persistent_allocation_names_the_backends_commands(runs: RunSite) -> None:
+    work = runs.emit("dry_step", workflow_type="bench", bench_cmd=BENCH, persistent_mode=True)
+    done = runs.run("run", str(work), "--dry-run", PATH="/nonexistent")
+    assert done.returncode == 0, done.stderr
+    find, allocate, step = done.stdout.splitlines()
+    assert find == "squeue --noheader --me --name scriptast.persistent"
+    assert allocate.startswith("salloc --no-shell --job-name=scriptast.persistent '--comment=")
+    assert "--partition=batch" in allocate.split() and "--nodes=1" in allocate.split()
+    assert step == f"env 'SLURM_JOB_ID=<allocation>' bash {work}/llama_3_1_8b_instruct_bench.slurm"
+    assert not (work / "run.json").exists()
+
+
 def test_sbatch_refusing_the_script_is_one_line_with_its_words(runs: RunSite) -> None:
     probed = json.loads(runs.site.slurm_env.read_text())
     probed["partitions"].append({**probed["partitions"][0], "name": "ghost"})
