@@ -24,7 +24,8 @@ SCENARIOS = {
 FIELDS = {
     "workflow_type": "The request's workflow: pytest, eval, bench, custom or perf_sanity.",
     "model_name": "Short model name (the request's, or derived from the command or test).",
-    "execution_scenario": "local_docker, local_slurm or remote_slurm.",
+    "execution_scenario": "local_docker, local_slurm or remote_slurm (or a scenario a registered "
+    "scheduler backend adds).",
     "docker_image": "The image in its canonical `registry/path:tag` form.",
     "script_path": "LOCAL path of the script to submit (absent for local_docker).",
     "script_name": "File name of that script (`docker_cmd.sh` for local_docker).",
@@ -223,11 +224,11 @@ def _verdicts() -> list[str]:
 
 def job_spec() -> str:
     """Each job_spec.json field, its JSON type from the schema, and what it means."""
-    import msgspec
 
     from scriptast.contract.job_spec import JobSpec
+    from scriptast.contract.schemas import json_schema
 
-    schema = msgspec.json.schema(JobSpec)
+    schema = json_schema(JobSpec)
     props = schema["$defs"]["JobSpec"]["properties"]
     required = set(schema["$defs"]["JobSpec"].get("required", []))
     lines = [

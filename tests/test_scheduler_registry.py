@@ -6,11 +6,13 @@ transport seams keep apart."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 import scriptast
@@ -31,6 +33,7 @@ from scriptast.schedulers.shell import install_commands, payload, statements
 from tests.site import Site
 
 PACKAGE = Path(scriptast.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
@@ -63,13 +66,11 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _toy_request(site: Site, **fields: Any) -> Any:
     docker_free = {"slurm_env_file": None, "partition": None, "account": None}
-    request = build_request(
-        site.fields(execution_scenario="local_docker", env_check={"gpus_per_node": 8},
+    return build_request(
+        site.fields(execution_scenario="local_mpirun", env_check={"gpus_per_node": 8},
                     **docker_free, **fields),
         {},
     )  # fmt: skip
-    # the request's execution_scenario names the new placement (a real one adds its value)
-    return msgspec.structs.replace(request, execution_scenario="local_mpirun")
 
 
 @pytest.mark.parametrize(
@@ -171,3 +172,66 @@ def test_the_command_line_builds_no_client_and_names_no_backend() -> None:
                 ):
                     named.append(f"{path.relative_to(PACKAGE)} -> {node.module}")
     assert not named
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The scriptast command line as a process of its own, with the `here` backend registered
+    (tests/here_backend.py: what a site's plugin does)."""
+    return subprocess.run([sys.executable, "-m", "tests.here_backend", *args], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+def test_a_registered_process_backend_emits_and_runs_to_a_verdict(
+    site: Site, tmp_path: Path
+) -> None:
+    """A request naming the new scenario is read; its job_spec.json decodes; `run` launches
+    the backend's script as a process and judges it (PASSED, then FAILED with the script's exit
+    code); `run --detach` then `watch` follows it again by the launch kind run.json names."""
+    import json
+
+    verdicts = []
+    for name, command in (("ok", "echo measured 42"), ("bad", "echo broken; exit 3")):
+        work = tmp_path / name
+        request = tmp_path / f"{name}.json"
+        request.write_text(json.dumps(site.fields(
+            execution_scenario="local_here", workflow_type="custom", custom_cmd=command,
+            install=False, work_dir=str(work), slurm_env_file=None, partition=None,
+            account=None, env_check={"gpus_per_node": 1})))  # fmt: skip
+        emitted = _cli("emit", "--request", str(request))
+        assert emitted.returncode == 0, emitted.stderr
+        spec = json.loads((work / "job_spec.json").read_text())
+        assert (spec["execution_scenario"], spec["scheduler"]) == ("local_here", "here")
+        ran = _cli("run", str(work))
+        found = json.loads((work / "run.json").read_text())
+        verdicts.append((ran.returncode, found["verdict"], found["launch"], found.get("exit_code")))
+        assert Path(found["out_log"]).read_text().startswith(command.split(";")[0][5:])
+    assert verdicts == [(0, "PASSED", "process", 0), (10, "FAILED", "process", 3)]
+    detached = _cli("run", str(tmp_path / "ok"), "--detach")
+    assert detached.returncode == 0, detached.stderr
+    watched = _cli("watch", str(tmp_path / "ok"))
+    assert watched.returncode == 0, watched.stdout + watched.stderr
+    assert json.loads((tmp_path / "ok" / "run.json").read_text())["verdict"] == "PASSED"
+
+
+def test_a_job_spec_naming_no_registered_scenario_is_refused_in_one_line(
+    site: Site, tmp_path: Path
+) -> None:
+    import json
+
+    work = tmp_path / "gone"
+    request = tmp_path / "gone.json"
+    request.write_text(json.dumps(site.fields(
+        execution_scenario="local_here", workflow_type="custom", custom_cmd="true",
+        install=False, work_dir=str(work), slurm_env_file=None, partition=None, account=None,
+        env_check={"gpus_per_node": 1})))  # fmt: skip
+    assert _cli("emit", "--request", str(request)).returncode == 0
+    spec = json.loads((work / "job_spec.json").read_text())
+    (work / "job_spec.json").write_text(json.dumps({**spec, "execution_scenario": "local_nowhere"}))
+    refused = _cli("run", str(work))
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert (
+        "execution_scenario 'local_nowhere' is not one of local_docker, local_slurm, "
+        "remote_slurm, local_here" in refused.stderr
+    )
+    assert not (work / "run.json").exists()

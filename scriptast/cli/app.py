@@ -162,6 +162,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     from scriptast.builders.request.read import request_type
     from scriptast.contract.job_spec import JobSpec
     from scriptast.contract.run_record import RunRecord
+    from scriptast.contract.schemas import json_schema
     from scriptast.contract.slurm_env import SlurmEnv
     from scriptast.model.script import Script
 
@@ -172,7 +173,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
         SchemaName.slurm_env: SlurmEnv,
         SchemaName.run: RunRecord,
     }
-    schema_json = msgspec.json.encode(msgspec.json.schema(types[name]))
+    schema_json = msgspec.json.encode(json_schema(types[name]))
     sys.stdout.write(msgspec.json.format(schema_json, indent=2).decode() + "\n")
 
 

@@ -21,7 +21,9 @@ class WorkflowType(StrEnum):
 
 
 class ExecutionScenario(StrEnum):
-    """Where the job runs, as the seed names it."""
+    """Where the job runs, as the seed names it. A request, job_spec.json and run.json name a
+    scenario as text, checked against PLACEMENTS (check_scenario), so a scenario a registered
+    backend adds is taken as these are."""
 
     local_docker = "local_docker"
     local_slurm = "local_slurm"
@@ -52,6 +54,14 @@ PLACEMENTS: dict[str, Placement] = {
     ExecutionScenario.remote_slurm: Placement(SLURM, SSH),
 }
 """Each execution_scenario on the two axes: the one place a scenario's name is read."""
+
+
+def check_scenario(value: str | None) -> None:
+    """ValueError (a validation error when a file is decoded) unless `value` names a scenario
+    that places a job: the seed's three, or one a registered scheduler backend adds."""
+    if value is not None and str(value) not in PLACEMENTS:
+        known = ", ".join(PLACEMENTS)
+        raise ValueError(f"execution_scenario {value!r} is not one of {known}")
 
 
 def placement(scenario: str) -> Placement:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.contract.axes import ExecutionScenario, WorkflowType
+from scriptast.contract.axes import WorkflowType, check_scenario
 from scriptast.contract.measured import Measures
 from scriptast.contract.slurm_env import SlurmEnv
 
@@ -57,7 +57,8 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     workflow_type: WorkflowType
     model_name: str
-    execution_scenario: ExecutionScenario
+    execution_scenario: str
+    """One of PLACEMENTS (contract/axes.py): the seed's three, or a registered backend's."""
     docker_image: str
     script_path: str | None = None
     script_name: str
@@ -88,3 +89,6 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     hang_pattern: str | None = None
     monitor_timeout_seconds: float | None = None
     files: dict[str, str] = {}
+
+    def __post_init__(self) -> None:
+        check_scenario(self.execution_scenario)

@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from scriptast.contract.axes import ExecutionScenario
+from scriptast.contract.axes import check_scenario
 from scriptast.contract.measured import Figure, PytestResults
 
 RECORD_VERSION = 1
@@ -107,7 +107,7 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     version: int
     work_dir: str
-    execution_scenario: ExecutionScenario | None = None
+    execution_scenario: str | None = None
     """Where the job ran (None: judged from files, `scriptast judge`, not run)."""
     script: str
     submitted_at: str
@@ -153,6 +153,9 @@ class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     def live(self) -> bool:
         """Submitted and not yet judged."""
         return self.verdict is None
+
+    def __post_init__(self) -> None:
+        check_scenario(self.execution_scenario)
 
 
 def encode_record(record: RunRecord) -> str:

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal, TypeVar
 
 import msgspec
 
-from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType, placement
+from scriptast.contract.axes import Placement, WorkflowType, check_scenario, placement
 
 
 class EnvCheck(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -38,7 +38,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     writes them beside these: see `scriptast schema request`)."""
 
     workflow_type: WorkflowType
-    execution_scenario: ExecutionScenario
+    execution_scenario: str
     work_dir: str
     repo_root: str
     skill_dir: str | None = None
@@ -67,6 +67,9 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     baseline: Literal["history"] | None = None
     hang_pattern: str | None = None
     parts: tuple[RequestPart, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_scenario(self.execution_scenario)
 
     @property
     def placement(self) -> Placement:

@@ -26,7 +26,7 @@ from scriptast.builders.request.missing import ALWAYS, check_missing
 from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes
-from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType
+from scriptast.contract.axes import PLACEMENTS, WorkflowType
 from scriptast.errors import InputError
 
 
@@ -202,7 +202,11 @@ def build_request(
     base = Path(cwd or os.getcwd())
     if any(merged.get(name) in (None, "") for name in ALWAYS):
         check_missing(merged, str(base))
-    where = PLACEMENTS.get(str(merged.get("execution_scenario")))
+    scenario = merged.get("execution_scenario")
+    where = PLACEMENTS.get(str(scenario))
+    if scenario is not None and where is None:
+        raise InputError(f"invalid request: execution_scenario {scenario!r} is none of the known "
+                         f"execution_scenario values: {', '.join(PLACEMENTS)}")  # fmt: skip
     _check_remote_script(merged.get("custom_script"), base, where is not None and where.remote)
     for name in made.local_paths:
         value = merged.get(name)
@@ -269,8 +273,7 @@ def _check_path_length(name: str, value: Any) -> None:
 
 
 def _explain_validation(message: str) -> str:
-    for field, enum in (("workflow_type", WorkflowType), ("execution_scenario", ExecutionScenario)):
-        if f"$.{field}" in message:
-            known = ", ".join(member.value for member in enum)
-            return f"{message} (known {field} values: {known})"
+    if "$.workflow_type" in message:
+        known = ", ".join(member.value for member in WorkflowType)
+        return f"{message} (known workflow_type values: {known})"
     return message

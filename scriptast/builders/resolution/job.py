@@ -9,7 +9,7 @@ import msgspec
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution.trail import TrailEntry, explain_table
 from scriptast.cluster.slurm_env import LoadedSlurmEnv
-from scriptast.contract.axes import ExecutionScenario, Placement, WorkflowType
+from scriptast.contract.axes import Placement, WorkflowType
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount
 
@@ -63,7 +63,7 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
 
     request: Request
     workflow: WorkflowType
-    scenario: ExecutionScenario
+    scenario: str
     placement: Placement
     """The scenario on its two axes (the scheduler and the transport), worked out once."""
     model_name: str

@@ -143,9 +143,9 @@ def _place(request: Request, where: Placement, trail: Trail, forwarded: frozense
     loaded: LoadedSlurmEnv | None = None
     partition: Partition | None = None
     if where.scheduler == SLURM:
-        partition_name = slurm_params.require(request.partition, "partition", scenario.value)
-        account = slurm_params.require(request.account, "account", scenario.value)
-        loaded = load_slurm_env(request.slurm_env_file, scenario.value)
+        partition_name = slurm_params.require(request.partition, "partition", str(scenario))
+        account = slurm_params.require(request.account, "account", str(scenario))
+        loaded = load_slurm_env(request.slurm_env_file, str(scenario))
         if loaded.env.client_tools_missing and not loaded.env.partitions:
             # the probe ran where sinfo/scontrol are missing: the seed's fallback, not a refusal
             trail.warn(

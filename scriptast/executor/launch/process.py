@@ -1,5 +1,6 @@
-"""The process launch kind: docker_cmd.sh run on this machine in its own session, through a small
-wrapper that writes its exit code where `watch` finds it; its output straight into the log."""
+"""The process launch kind: a job run on this machine in its own session (docker_cmd.sh, or the
+script a process backend lowered it to), through a small wrapper that writes its exit code
+where `watch` finds it; its output straight into the log."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 from scriptast.contract.files import EXIT_FILE
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
-from scriptast.executor.followed_job import DockerFollowed
+from scriptast.executor.followed_job import DockerFollowed, ProcessFollowed
 from scriptast.executor.job_files import LoadedJob, container_name
 from scriptast.executor.launch.common import fresh_log, make_folders, new_record
 from scriptast.executor.options import Writer
@@ -76,24 +77,41 @@ def docker_ready() -> None:
         raise RunError(f"docker cannot reach its daemon: {said}: {hint}, then run again")
 
 
-def launch_process(job: LoadedJob, writer: Writer) -> DockerFollowed:
-    """docker_cmd.sh as a process, its output straight into log_file (once docker's daemon
-    answers)."""
-    argv, log, name = docker_command(job)
-    docker_ready()
-    process = start(job, argv, log, log, dict(os.environ))
+def process_command(job: LoadedJob) -> tuple[list[str], str, str, str | None]:
+    """(argv, output log, error log, container name or None) of a job this machine runs as a
+    process: docker_cmd.sh and its one container, or the script a backend lowered it to, with
+    the logs job_spec.json names."""
+    if job.spec.docker_cmd is not None:
+        argv, log, name = docker_command(job)
+        return argv, log, log, name
+    logs = job.spec.logs
+    return ["bash", job.script], logs.output, logs.error or logs.output, None
+
+
+def launch_process(job: LoadedJob, writer: Writer) -> ProcessFollowed:
+    """The job as a process here, its output straight into its logs (a docker job once
+    docker's daemon answers)."""
+    argv, out, err, name = process_command(job)
+    if name is not None:
+        docker_ready()
+    process = start(job, argv, out, err, dict(os.environ))
     record = new_record(
         job,
         submit_command=tuple(argv),
-        out_log=log,
+        out_log=out,
+        err_log=err if err != out else None,
         container_name=name,
         pid=process.pid,
         state="RUNNING",
         launch="process",
     )
+    if name is None:
+        return ProcessFollowed(job, record, writer, process)
     return DockerFollowed(job, record, writer, process)
 
 
-def follow_process(job: LoadedJob, record: RunRecord, writer: Writer) -> DockerFollowed:
-    """A docker job another `scriptast run` started (its process, and its exit file)."""
+def follow_process(job: LoadedJob, record: RunRecord, writer: Writer) -> ProcessFollowed:
+    """A process job another `scriptast run` started (its process, and its exit file)."""
+    if record.container_name is None:
+        return ProcessFollowed(job, record, writer)
     return DockerFollowed(job, record, writer)

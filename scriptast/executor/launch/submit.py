@@ -19,7 +19,7 @@ from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.journal import SUBMITTING
 from scriptast.executor.launch.batch import launch_batch
 from scriptast.executor.launch.common import check_files, check_writable, new_record
-from scriptast.executor.launch.process import docker_command, launch_process
+from scriptast.executor.launch.process import launch_process, process_command
 from scriptast.executor.launch.remote import RemoteContext, launch_remote
 from scriptast.executor.launch.step import Allocated, alloc_time, allocation_for, launch_step
 from scriptast.executor.options import RunOptions, Writer, timeouts
@@ -58,7 +58,7 @@ def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
     """Every command `run` would run for this job, in order."""
     backend = scheduler(job.spec.scheduler)
     if backend.launch == PROCESS:
-        return [docker_command(job)[0]]
+        return [process_command(job)[0]]
     if uses_allocation(job, options):
         assert job.spec.slurm_params is not None and backend.allocations is not None
         return backend.allocations.dry_run(job.spec.slurm_params, alloc_time(job, options),
