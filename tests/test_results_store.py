@@ -665,12 +665,18 @@ def test_a_record_that_is_no_packed_record_is_one_error_line(
     assert done.peak_bytes < 100 << 20, done.peak_bytes >> 20
 
 
-def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
+def _two_runs(tmp_path: Path) -> Path:
+    """A SQLite store of two runs, a week apart (2026-11-01 and 2026-11-09)."""
     path = tmp_path / "store" / "results.db"
     path.parent.mkdir()
     with Store.open(locate(str(path)), create=True) as store:
         store.append(a_run(1, finished=day(1)))
         store.append(a_run(2, finished=day(9)))
+    return path
+
+
+def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
+    path = _two_runs(tmp_path)
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE scriptast_records SET figures_pack = ? WHERE run_id = 2",
                            [b"\x92\xa3abc"])  # fmt: skip
@@ -690,11 +696,7 @@ def test_a_damaged_setup_is_one_error_line(tmp_path: Path, key: str, command: tu
                                            ) -> None:  # fmt: skip
     """A setup_key that is no list of the setup's values fails the comparison that reads it
     (history, or two windows) with one line, never a traceback or a comparison of wrong keys."""
-    path = tmp_path / "store" / "results.db"
-    path.parent.mkdir()
-    with Store.open(locate(str(path)), create=True) as store:
-        store.append(a_run(1, finished=day(1)))
-        store.append(a_run(2, finished=day(9)))
+    path = _two_runs(tmp_path)
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE scriptast_setups SET setup_key = ?", [key])
     done = results("compare", *command, "--results", str(path))
