@@ -54,7 +54,11 @@ def test_the_job_spec_schema_has_no_untyped_property() -> None:
     assert _untyped(schema) == []
     spec = schema["$defs"]["JobSpec"]["properties"]
     assert spec["workflow_type"] == {"$ref": "#/$defs/WorkflowType"}
-    assert spec["execution_scenario"] == {"$ref": "#/$defs/ExecutionScenario"}
+    # text checked against the registry of placements, its values listed from it
+    assert spec["execution_scenario"] == {"type": "string", "enum": list(PLACEMENTS)}
+    assert list(PLACEMENTS) == ["local_docker", "local_slurm", "remote_slurm"]
+    run = _schema("run")["$defs"]["RunRecord"]["properties"]["execution_scenario"]
+    assert {"type": "string", "enum": list(PLACEMENTS)} in run["anyOf"]
     assert set(schema["$defs"]["WorkflowType"]["enum"]) == {w.value for w in WorkflowType}
     env = spec["slurm_env"]["anyOf"][0]
     assert env == {"$ref": "#/$defs/SlurmEnv"}

@@ -58,9 +58,9 @@ TOY = SchedulerBackend(
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(registry, "SCHEDULERS", dict(registry.SCHEDULERS))
-    monkeypatch.setattr(axes, "PLACEMENTS", dict(axes.PLACEMENTS))
     registry.register(TOY)
-    axes.PLACEMENTS["local_mpirun"] = axes.Placement("mpirun", axes.LOCAL)
+    # the one table every reader holds, grown in place (and put back after)
+    monkeypatch.setitem(axes.PLACEMENTS, "local_mpirun", axes.Placement("mpirun", axes.LOCAL))
     yield
 
 
