@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, ParamSpec, TypeVar
 
 import msgspec
 
@@ -15,6 +15,9 @@ from scriptast.builders.steps import JobSteps
 from scriptast.contract.axes import SLURM, Placement
 from scriptast.contract.measured import Measures
 from scriptast.model.submit_call import SubmitPlan
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Patterns(msgspec.Struct, frozen=True):
@@ -63,31 +66,44 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
-class LazyFunction:
+class LazyFunction(Generic[P, R]):
     """A function of a category's own modules, named by module and name and imported on its
-    first call: one emit loads the code of its own category only."""
+    first call: one emit loads the code of its own category only. Typed by the field it fills
+    (the aliases below); tests/test_category_registry.py holds each named function's own
+    signature against it."""
 
     def __init__(self, module: str, name: str) -> None:
         self.module = module
         self.name = name
-        self._function: Callable[..., Any] | None = None
+        self._function: Callable[P, R] | None = None
 
-    def resolved(self) -> Callable[..., Any]:
+    def resolved(self) -> Callable[P, R]:
         """The function itself (imported now, if it was not yet)."""
         if self._function is None:
             import importlib
 
             self._function = getattr(importlib.import_module(self.module), self.name)
+        assert self._function is not None
         return self._function
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.resolved()(*args, **kwargs)
 
 
-def later(module: str, name: str) -> Any:
-    """`module.name` as a LazyFunction, typed as the record's field it fills (tests/
-    test_category_registry.py holds each one against the field's signature)."""
-    return LazyFunction(module, name)
+RequestCheck = LazyFunction[[Request], None]
+"""`check_request`, from a category's own module."""
+RequestRoute = LazyFunction[[Request], str | None]
+"""`route`."""
+FolderRule = LazyFunction[[Request, str], MountFolders]
+"""`mount_folders`."""
+ResolveRule = LazyFunction[[SharedResolution, Trail], Resolution]
+"""`resolve`."""
+StepsRule = LazyFunction[[ResolvedJob], JobSteps]
+"""`steps`."""
+SubmitRule = LazyFunction[[ResolvedJob, str], SubmitPlan]
+"""`submit`."""
+MeasuresRule = LazyFunction[[ResolvedJob], Measures | None]
+"""`measures`."""
 
 
 def _accept(request: Request) -> None:

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from scriptast.builders.categories.bench.request import BenchRequest
-from scriptast.builders.category import Category, Patterns, later
+from scriptast.builders.category import (
+    Category,
+    MeasuresRule,
+    Patterns,
+    RequestCheck,
+    ResolveRule,
+    StepsRule,
+)
 
 WORK = "scriptast.builders.categories.bench.work"
 MEASURES = "scriptast.builders.categories.bench.measures"
@@ -29,8 +36,8 @@ CATEGORY = Category(
         success=("token/s", "throughput", "Request Throughput (req/sec):"),
         failure=("Error", "Traceback"),
     ),
-    check_request=later(WORK, "check_request"),
-    resolve=later(WORK, "resolve"),
-    steps=later(STEPS, "steps"),
-    measures=later(MEASURES, "measures"),
+    check_request=RequestCheck(WORK, "check_request"),
+    resolve=ResolveRule(WORK, "resolve"),
+    steps=StepsRule(STEPS, "steps"),
+    measures=MeasuresRule(MEASURES, "measures"),
 )

@@ -4,7 +4,14 @@ generated slurm_run_custom.sh."""
 from __future__ import annotations
 
 from scriptast.builders.categories.custom.request import CustomRequest
-from scriptast.builders.category import Category, Patterns, later
+from scriptast.builders.category import (
+    Category,
+    FolderRule,
+    Patterns,
+    RequestCheck,
+    ResolveRule,
+    StepsRule,
+)
 
 WORK = "scriptast.builders.categories.custom.work"
 STEPS = "scriptast.builders.categories.custom.steps"
@@ -24,8 +31,8 @@ CATEGORY = Category(
     needs=("custom_cmd", "custom_script"),
     request_part=CustomRequest,
     patterns=Patterns(success=(), failure=("Error", "Traceback")),
-    check_request=later(WORK, "check_request"),
-    mount_folders=later(WORK, "mount_folders"),
-    resolve=later(WORK, "resolve"),
-    steps=later(STEPS, "steps"),
+    check_request=RequestCheck(WORK, "check_request"),
+    mount_folders=FolderRule(WORK, "mount_folders"),
+    resolve=ResolveRule(WORK, "resolve"),
+    steps=StepsRule(STEPS, "steps"),
 )

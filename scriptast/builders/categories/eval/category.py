@@ -4,7 +4,14 @@ one, the perf-sanity path with accuracy on."""
 from __future__ import annotations
 
 from scriptast.builders.categories.eval.request import EvalRequest
-from scriptast.builders.category import Category, Patterns, later
+from scriptast.builders.category import (
+    Category,
+    MeasuresRule,
+    Patterns,
+    RequestCheck,
+    ResolveRule,
+    StepsRule,
+)
 
 WORK = "scriptast.builders.categories.eval.work"
 MEASURES = "scriptast.builders.categories.eval.measures"
@@ -29,8 +36,8 @@ CATEGORY = Category(
     patterns=Patterns(
         success=("accuracy:", "score:", "rouge1:"), failure=("AssertionError", "Error")
     ),
-    check_request=later(WORK, "check_request"),
-    resolve=later(WORK, "resolve"),
-    steps=later(STEPS, "steps"),
-    measures=later(MEASURES, "measures"),
+    check_request=RequestCheck(WORK, "check_request"),
+    resolve=ResolveRule(WORK, "resolve"),
+    steps=StepsRule(STEPS, "steps"),
+    measures=MeasuresRule(MEASURES, "measures"),
 )

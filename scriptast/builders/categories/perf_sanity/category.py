@@ -5,7 +5,7 @@ too."""
 from __future__ import annotations
 
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.category import Category, Patterns, later
+from scriptast.builders.category import Category, MeasuresRule, Patterns, ResolveRule, SubmitRule
 from scriptast.contract.axes import SLURM
 
 WORK = "scriptast.builders.categories.perf_sanity.work"
@@ -42,9 +42,9 @@ CATEGORY = Category(
     needs=("perf_config_yaml", "test_cmd"),
     request_part=PerfSanityRequest,
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
-    resolve=later(WORK, "resolve"),
-    submit=later(LAUNCH, "plan_submit"),
-    measures=later(MEASURES, "measures"),
+    resolve=ResolveRule(WORK, "resolve"),
+    submit=SubmitRule(LAUNCH, "plan_submit"),
+    measures=MeasuresRule(MEASURES, "measures"),
     only_on=SLURM,
     refusal="perf_sanity (benchmark) jobs need Slurm: {scenario} is not supported",
 )

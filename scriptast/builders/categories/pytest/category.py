@@ -4,7 +4,16 @@ test's marks, id and body."""
 from __future__ import annotations
 
 from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.category import Category, Patterns, later
+from scriptast.builders.category import (
+    Category,
+    FolderRule,
+    MeasuresRule,
+    Patterns,
+    RequestCheck,
+    RequestRoute,
+    ResolveRule,
+    StepsRule,
+)
 
 WORK = "scriptast.builders.categories.pytest.work"
 STEPS = "scriptast.builders.categories.pytest.steps"
@@ -35,10 +44,10 @@ CATEGORY = Category(
     needs=("test_cmd", "ci_stage"),
     request_part=PytestRequest,
     patterns=Patterns(success=("passed",), failure=("FAILED", "ERROR")),
-    check_request=later(WORK, "check_request"),
-    route=later(WORK, "route"),
-    mount_folders=later(WORK, "mount_folders"),
-    resolve=later(WORK, "resolve"),
-    steps=later(STEPS, "steps"),
-    measures=later(WORK, "measures"),
+    check_request=RequestCheck(WORK, "check_request"),
+    route=RequestRoute(WORK, "route"),
+    mount_folders=FolderRule(WORK, "mount_folders"),
+    resolve=ResolveRule(WORK, "resolve"),
+    steps=StepsRule(STEPS, "steps"),
+    measures=MeasuresRule(WORK, "measures"),
 )
