@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.contract.run_record import RECORD_VERSION, JobState, RunRecord, Verdict
 from scriptast.contract.transport import Completed
@@ -23,7 +24,7 @@ from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
 from scriptast.readers.linter.launch_readback import read_launch_script
 from scriptast.schedulers.registry import scheduler
-from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose, time_seconds
+from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose
 from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_code_signal
 from tests.run_site import SCRIPTAST
 
@@ -171,7 +172,7 @@ def test_durations_and_slurm_times() -> None:
     ]  # fmt: skip
     with pytest.raises(ValueError, match="not a duration"):
         parse_seconds("soon")
-    assert time_seconds("3:59:57") == 14397.0 and time_seconds("UNLIMITED") is None
+    assert clock_seconds("3:59:57") == 14397.0 and clock_seconds("UNLIMITED") is None
     assert list(zip(range(7), poll_delays(10.0), strict=False))[-1] == (6, 10.0)
 
 

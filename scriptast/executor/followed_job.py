@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from scriptast.common.clock_time import clock_seconds
 from scriptast.common.processes import alive
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.files import EXIT_FILE, RUN_FILE
@@ -39,7 +40,6 @@ from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader
 from scriptast.results.reference_file import Where
 from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
-from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.workdir.write import replace_file
 
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
@@ -365,7 +365,7 @@ class BatchFollowed(Followed):
         mapped = self.backend.state(row.state)
         if mapped is JobState.RUNNING and self.running_since is None:
             self.running_since = self.clock()
-        left = time_seconds(row.time_left) if mapped is JobState.RUNNING else None
+        left = clock_seconds(row.time_left) if mapped is JobState.RUNNING else None
         if left is not None:
             self.due = self.clock() + left
         self.record.state, self.record.reason = row.state, row.reason

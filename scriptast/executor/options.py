@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import msgspec
 
+from scriptast.common.clock_time import clock_seconds
 from scriptast.executor.job_files import LoadedJob
 from scriptast.model.slurm_time import parse_time_limit
-from scriptast.schedulers.slurm.allocation import time_seconds
 
 MARGIN_SECONDS = 600.0
 """How long past its time limit a job may run before run cancels it (Slurm ends it at its
@@ -92,7 +92,7 @@ def parse_seconds(text: str) -> float:
     matched = re.fullmatch(r"(\d+(?:\.\d+)?)([smh]?)", value)
     if matched:
         return float(matched.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[matched.group(2)]
-    seconds = time_seconds(value)
+    seconds = clock_seconds(value)
     if seconds is None:
         raise ValueError(f"{text!r} is not a duration (90, 90s, 5m, 2h or 02:00:00)")
     return seconds

@@ -16,7 +16,7 @@ from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob, as_submitted
 from scriptast.executor.launch.process import is_wrapper
 from scriptast.schedulers.backend import SchedulerClient
-from scriptast.schedulers.slurm.allocation import ALLOCATION_NAME
+from scriptast.schedulers.registry import scheduler
 
 
 def check_ours(
@@ -37,8 +37,9 @@ def check_ours(
         digest = job.spec.files.get(posixpath.relpath(job.script, job.work_dir))
         why = client.not_ours(record.job_id, name=submitted.name, script=submitted.script,
                               script_sha256=digest)  # fmt: skip
-    if why is None and record.allocation_id and client is not None:
-        why = client.not_ours(record.allocation_id, name=ALLOCATION_NAME)
+    capability = scheduler(job.spec.scheduler).allocations
+    if why is None and record.allocation_id and client is not None and capability is not None:
+        why = client.not_ours(record.allocation_id, name=capability.job_name)
     if why is None and record.pid is not None:
         why = _process_not_ours(record.pid, folder, transport if remote else None)
     if why is not None:

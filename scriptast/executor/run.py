@@ -297,20 +297,20 @@ def _name_allocations(followed: list[Followed], session: Session, options: RunOp
     """A persistent allocation that stays after its job is named in the job's verdict: what it
     holds, for how long, when it goes by itself and the command that releases it now."""
     used = {f.record.allocation_id: f for f in followed if f.record.allocation_id}
-    if not used or session.client is None:
+    if not used or session.client is None or session.backend is None:
         return
-    from scriptast.schedulers.slurm.allocation import list_allocations
-
+    capability = session.backend.allocations
+    if capability is None:
+        return
     try:
-        staying = {a.job_id: a for a in list_allocations(session.client)}
+        staying = {a.job_id: a for a in capability.held(session.client)}
     except RunError:
         return
     for alloc_id, each in used.items():
         allocation = staying.get(alloc_id or "")
         if allocation is None:
             continue
-        params = allocation.params
-        holds = f"{params.nodes} node(s), gres {params.gres or 'none'}" if params else "nodes"
+        holds = allocation.holds()
         idle = (f"released by itself after {options.alloc_idle:g} s without a step"
                 if options.alloc_idle > 0 else "kept until its time limit")  # fmt: skip
         remote = f" --remote {each.record.remote_host}" if each.record.remote_host else ""

@@ -13,16 +13,18 @@ from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.options import RunOptions
-from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.backend import SchedulerBackend, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.transports.registry import transport as make_transport
 
 
 class Session(msgspec.Struct, frozen=True):
-    """The transport and the scheduler client of a run (None: its jobs are processes here)."""
+    """The transport, the scheduler client and its backend of a run (None: its jobs are
+    processes here)."""
 
     transport: Transport | None
     client: SchedulerClient | None
+    backend: SchedulerBackend | None = None
 
 
 def ssh_host(job: LoadedJob, options: RunOptions, recorded: str | None = None) -> str:
@@ -55,7 +57,7 @@ def open_session(
     assert backend.client is not None
     if transport is None:
         transport = _transport(queued, options, recorded)
-    return Session(transport, backend.client(transport))
+    return Session(transport, backend.client(transport), backend)
 
 
 def _transport(jobs: Sequence[LoadedJob], options: RunOptions, recorded: str | None) -> Transport:

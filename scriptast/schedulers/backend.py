@@ -119,12 +119,18 @@ class HeldAllocation(Protocol):
         """What it was made for, in one word (JSON), or `-` when it does not say."""
         ...
 
+    def holds(self) -> str:
+        """What it holds, in words (`2 node(s), gres gpu:8`)."""
+        ...
+
 
 class Allocations(msgspec.Struct, frozen=True, kw_only=True):
     """Persistent allocations, a capability a backend may have: this user's `held` ones, and
     `release` of some (all of this user's when none is named; an id that is none of them is
     refused); both return what they did."""
 
+    job_name: str
+    """The name its allocations carry in the scheduler (how one is known to be scriptast's)."""
     held: Callable[[SchedulerClient], Sequence[HeldAllocation]]
     release: Callable[[SchedulerClient, Sequence[str]], list[str]]
     dry_run: Callable[[SlurmParams, str, str], list[list[str]]]

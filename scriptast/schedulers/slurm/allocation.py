@@ -10,14 +10,14 @@ import shlex
 
 import msgspec
 
+from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.errors import RunError
 from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.slurm.backend import ALLOCATION_NAME
 
-ALLOCATION_NAME = "scriptast.persistent"
 COMMENT_PREFIX = "scriptast:"
 _GRANTED = re.compile(r"Granted job allocation (\d+)")
-_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$")
 
 
 class AllocationParams(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +55,12 @@ class Allocation(msgspec.Struct, frozen=True, kw_only=True):
     nodes: str
     params: AllocationParams | None
 
+    def holds(self) -> str:
+        """`N node(s), gres G` when its comment says, else `nodes`."""
+        if self.params is None:
+            return "nodes"
+        return f"{self.params.nodes} node(s), gres {self.params.gres or 'none'}"
+
     def described(self) -> str:
         """The parameters it was made for, as JSON, or `-` when its comment does not say."""
         return msgspec.json.encode(self.params).decode() if self.params else "-"
@@ -62,16 +68,7 @@ class Allocation(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def seconds_left(self) -> float | None:
         """Its time left in seconds; None for UNLIMITED (or what cannot be read)."""
-        return time_seconds(self.time_left)
-
-
-def time_seconds(text: str) -> float | None:
-    """Seconds in Slurm's `[days-][hours:]minutes:seconds`; None for UNLIMITED and the like."""
-    matched = _TIME.match(text.strip())
-    if not matched:
-        return None
-    days, hours, minutes, seconds = (int(g) if g else 0 for g in matched.groups())
-    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
+        return clock_seconds(self.time_left)
 
 
 def list_allocations(client: SchedulerClient) -> list[Allocation]:

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from scriptast.contract.transport import Transport
 
 
+ALLOCATION_NAME = "scriptast.persistent"
+"""The job name of scriptast's persistent allocations (how `squeue --name` finds them)."""
+
+
 def _client(transport: Transport) -> SchedulerClient:
     """Slurm's commands through `transport` (loaded by run only: emit never needs them)."""
     from scriptast.schedulers.slurm.client import SlurmClient
@@ -47,11 +51,7 @@ def submit_command(script: str) -> list[str]:
 
 
 def _dry_run(params: SlurmParams, time_limit: str, script: str) -> list[list[str]]:
-    from scriptast.schedulers.slurm.allocation import (
-        ALLOCATION_NAME,
-        AllocationParams,
-        salloc_argv,
-    )
+    from scriptast.schedulers.slurm.allocation import AllocationParams, salloc_argv
 
     return [
         ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME],
@@ -68,5 +68,7 @@ BACKEND = SchedulerBackend(
     launch=BATCH,
     client=_client,
     submit_command=submit_command,
-    allocations=Allocations(held=_held, release=_release, dry_run=_dry_run),
+    allocations=Allocations(
+        job_name=ALLOCATION_NAME, held=_held, release=_release, dry_run=_dry_run
+    ),
 )

@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
+from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
 from scriptast.schedulers.backend import Final, QueueRow
-from scriptast.schedulers.slurm.allocation import time_seconds
 from scriptast.schedulers.slurm.states import is_final
 
 QUEUE_FIELDS = ("JobID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", "RestartCnt",
@@ -178,7 +178,7 @@ class SlurmClient:
             if is_final(state):
                 code, signal = parse_code_signal(parts[2])
                 found[job] = Final(state=state, exit_code=code, signal=signal, source="sacct",
-                                   elapsed_seconds=time_seconds(parts[3]) if len(parts) > 3
+                                   elapsed_seconds=clock_seconds(parts[3]) if len(parts) > 3
                                    else None)  # fmt: skip
         missing = [job for job in wanted if job not in found]
         if missing:
@@ -193,7 +193,7 @@ class SlurmClient:
                         signal=signal,
                         source="squeue",
                         restarts=int(parts[6]) if parts[6].isdigit() else 0,
-                        elapsed_seconds=time_seconds(parts[3]),
+                        elapsed_seconds=clock_seconds(parts[3]),
                     )
         return found
 
