@@ -133,6 +133,15 @@ class Allocations(msgspec.Struct, frozen=True, kw_only=True):
     """The name its allocations carry in the scheduler (how one is known to be scriptast's)."""
     held: Callable[[SchedulerClient], Sequence[HeldAllocation]]
     release: Callable[[SchedulerClient, Sequence[str]], list[str]]
+    acquire: Callable[
+        [SchedulerClient, SlurmParams, str, float, float, float], tuple[str, str, list[str]]
+    ]
+    """An allocation for a job's parameters: one running that fits (its time left covers the
+    seconds needed), else a new one of the time limit (waiting at most so long; released
+    after so many idle seconds when above 0): its id, nodes and notes."""
+    step_env: Callable[[SlurmParams, str, str, str], dict[str, str]]
+    """The environment a script runs with to be a step of the allocation (the job's
+    parameters, the allocation's id and nodes, the work dir)."""
     dry_run: Callable[[SlurmParams, str, str], list[list[str]]]
     """The commands that find or make an allocation for a job's parameters and time limit and
     run its script in it, in order (what `run --dry-run` prints)."""

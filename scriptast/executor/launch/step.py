@@ -5,7 +5,6 @@ when its parameters match and its time left covers the job, else a new one is ma
 from __future__ import annotations
 
 import os
-import socket
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed_job import StepFollowed
@@ -15,16 +14,7 @@ from scriptast.executor.launch.process import start
 from scriptast.executor.options import RunOptions, Writer, time_limit_seconds
 from scriptast.model.slurm_time import parse_time_limit
 from scriptast.schedulers.backend import SchedulerClient
-from scriptast.schedulers.slurm.allocation import (
-    AllocationParams,
-    allocate,
-    choose,
-    list_allocations,
-    watch_idle,
-)
-
-CLEARED_PREFIXES = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")
-KEPT_SLURM = ("SLURM_CONF",)
+from scriptast.schedulers.registry import scheduler
 
 Allocated = tuple[str, str, list[str]]
 """(allocation id, its nodes, notes on how it was chosen)."""
@@ -36,17 +26,11 @@ def allocation_for(
     """A running allocation whose parameters match and whose time left covers the job's limit,
     else a new one (and why none was reused)."""
     assert job.spec.slurm_params is not None
-    wanted = AllocationParams.of(job.spec.slurm_params)
-    needed = time_limit_seconds(job) or 0.0
-    found, why = choose(list_allocations(client), wanted, needed)
-    if found is not None:
-        return found.job_id, found.nodes, [f"reused persistent allocation {found.job_id}"]
-    alloc_id = allocate(client, wanted, alloc_time(job, options), wait or 86400.0)
-    if options.alloc_idle > 0:
-        watch_idle(client, alloc_id, options.alloc_idle)
-    nodes = next((a.nodes for a in list_allocations(client) if a.job_id == alloc_id), "")
-    notes = [f"new persistent allocation {alloc_id}", *why]
-    return alloc_id, nodes, notes
+    capability = scheduler(job.spec.scheduler).allocations
+    assert capability is not None  # uses_allocation chose this kind
+    return capability.acquire(client, job.spec.slurm_params, alloc_time(job, options),
+                              time_limit_seconds(job) or 0.0, wait or 86400.0,
+                              options.alloc_idle)  # fmt: skip
 
 
 def alloc_time(job: LoadedJob, options: RunOptions) -> str:
@@ -70,27 +54,11 @@ def alloc_time(job: LoadedJob, options: RunOptions) -> str:
 
 
 def allocation_env(job: LoadedJob, alloc_id: str, nodes: str) -> dict[str, str]:
-    """This environment without Slurm's job variables, plus those of the allocation, so that
-    every srun of the script runs as a step of it."""
+    """The environment the job's script runs with as a step of the allocation."""
     params = job.spec.slurm_params
-    assert params is not None
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(CLEARED_PREFIXES) or k in KEPT_SLURM
-    }
-    env.update(
-        SLURM_JOB_ID=alloc_id,
-        SLURM_JOBID=alloc_id,
-        SLURM_NNODES=str(params.nodes),
-        SLURM_JOB_NUM_NODES=str(params.nodes),
-        SLURM_NTASKS=str(params.ntasks),
-        SLURM_NPROCS=str(params.ntasks),
-        SLURM_NTASKS_PER_NODE=str(params.ntasks_per_node),
-        SLURM_SUBMIT_DIR=job.work_dir,
-        SLURM_SUBMIT_HOST=socket.gethostname(),
-    )
-    if nodes:
-        env.update(SLURM_NODELIST=nodes, SLURM_JOB_NODELIST=nodes)
-    return env
+    capability = scheduler(job.spec.scheduler).allocations
+    assert params is not None and capability is not None
+    return capability.step_env(params, alloc_id, nodes, job.work_dir)
 
 
 def launch_step(

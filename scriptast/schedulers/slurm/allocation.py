@@ -5,8 +5,10 @@ reuses it only when those match and its time left covers the job's time limit.""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import socket
 
 import msgspec
 
@@ -195,3 +197,45 @@ def release(client: SchedulerClient, job_ids: list[str]) -> list[str]:
         if done.code != 0:
             raise RunError(f"scancel did not release {', '.join(chosen)}: {done.last_line()}")
     return chosen
+
+
+CLEARED_PREFIXES = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")
+KEPT_SLURM = ("SLURM_CONF",)
+
+
+def acquire(client: SchedulerClient, params: SlurmParams, time_limit: str, needed: float,
+            wait: float, idle: float) -> tuple[str, str, list[str]]:  # fmt: skip
+    """A running allocation for `params` whose time left covers `needed` seconds, else a new
+    one of `time_limit` (waiting at most `wait` s; released after `idle` s without a step when
+    above 0): its id, its nodes, and notes on how it was chosen."""
+    wanted = AllocationParams.of(params)
+    found, why = choose(list_allocations(client), wanted, needed)
+    if found is not None:
+        return found.job_id, found.nodes, [f"reused persistent allocation {found.job_id}"]
+    alloc_id = allocate(client, wanted, time_limit, wait)
+    if idle > 0:
+        watch_idle(client, alloc_id, idle)
+    nodes = next((a.nodes for a in list_allocations(client) if a.job_id == alloc_id), "")
+    return alloc_id, nodes, [f"new persistent allocation {alloc_id}", *why]
+
+
+def step_env(params: SlurmParams, alloc_id: str, nodes: str, work_dir: str) -> dict[str, str]:
+    """This environment without Slurm's job variables, plus those of the allocation, so that
+    every srun of a script run with it is a step of the allocation."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(CLEARED_PREFIXES) or k in KEPT_SLURM
+    }
+    env.update(
+        SLURM_JOB_ID=alloc_id,
+        SLURM_JOBID=alloc_id,
+        SLURM_NNODES=str(params.nodes),
+        SLURM_JOB_NUM_NODES=str(params.nodes),
+        SLURM_NTASKS=str(params.ntasks),
+        SLURM_NPROCS=str(params.ntasks),
+        SLURM_NTASKS_PER_NODE=str(params.ntasks_per_node),
+        SLURM_SUBMIT_DIR=work_dir,
+        SLURM_SUBMIT_HOST=socket.gethostname(),
+    )
+    if nodes:
+        env.update(SLURM_NODELIST=nodes, SLURM_JOB_NODELIST=nodes)
+    return env

@@ -50,6 +50,19 @@ def submit_command(script: str) -> list[str]:
     return ["sbatch", "--parsable", script]
 
 
+def _acquire(client: SchedulerClient, params: SlurmParams, time_limit: str, needed: float,
+             wait: float, idle: float) -> tuple[str, str, list[str]]:  # fmt: skip
+    from scriptast.schedulers.slurm.allocation import acquire
+
+    return acquire(client, params, time_limit, needed, wait, idle)
+
+
+def _step_env(params: SlurmParams, alloc_id: str, nodes: str, work_dir: str) -> dict[str, str]:
+    from scriptast.schedulers.slurm.allocation import step_env
+
+    return step_env(params, alloc_id, nodes, work_dir)
+
+
 def _dry_run(params: SlurmParams, time_limit: str, script: str) -> list[list[str]]:
     from scriptast.schedulers.slurm.allocation import AllocationParams, salloc_argv
 
@@ -69,6 +82,11 @@ BACKEND = SchedulerBackend(
     client=_client,
     submit_command=submit_command,
     allocations=Allocations(
-        job_name=ALLOCATION_NAME, held=_held, release=_release, dry_run=_dry_run
+        job_name=ALLOCATION_NAME,
+        held=_held,
+        release=_release,
+        acquire=_acquire,
+        step_env=_step_env,
+        dry_run=_dry_run,
     ),
 )
