@@ -41,6 +41,8 @@ FIELDS = {
     "remote_repo_path": "remote_slurm only: the checkout on the cluster, echoed verbatim.",
     "remote_work_dir": "remote_slurm only: the work directory on the cluster, echoed verbatim.",
     "persistent_mode": "local_slurm with persistent mode only: true.",
+    "allocation_refused": "Why the job never runs inside a persistent allocation, in its "
+    "category's words (perf_sanity: its launch script cancels `${SLURM_JOB_ID}` on failure).",
     "container_name": "local_slurm with persistent mode only: the pyxis container name.",
     "container_mounts": "local_slurm with persistent mode only: the pyxis mount list.",
     "docker_cmd": "local_docker only: the docker command (as in docker_cmd.sh).",
@@ -76,8 +78,6 @@ FIELDS = {
 }
 
 RUN_READS = {
-    "workflow_type": "perf_sanity is always submitted with sbatch (its launch script cancels "
-    "`${SLURM_JOB_ID}` on failure, which would end a persistent allocation).",
     "execution_scenario": "Recorded in run.json.",
     "scheduler": "sbatch and squeue (slurm), or docker_cmd.sh as a process (docker).",
     "transport": "ssh: the script and extra files are uploaded, commands run over one ssh "
@@ -99,6 +99,8 @@ RUN_READS = {
     "remote_repo_path": "remote_slurm: must exist on the cluster before the job is submitted.",
     "remote_work_dir": "remote_slurm: created on the cluster; the script goes there.",
     "persistent_mode": "true: run inside a persistent allocation (`--no-persistent` overrides).",
+    "allocation_refused": "Set: submitted with sbatch whatever persistent_mode or --persistent "
+    "say, and the record says why.",
     "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
     "log_file": "Where docker_cmd.sh's output goes.",
     "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",

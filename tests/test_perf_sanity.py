@@ -904,3 +904,40 @@ def test_a_one_node_eval_says_its_aggregated_config_is_not_used(site: Site) -> N
         "is aggregated" in w
         for w in output.job.warnings
     )
+
+
+@pytest.mark.parametrize("persistent", [None, True])
+def test_a_job_whose_launch_script_submit_py_wrote_never_runs_in_an_allocation(
+    site: Site, persistent: bool | None
+) -> None:
+    """The eval fallback runs submit.py's launch script, which cancels ${SLURM_JOB_ID} on
+    failure: its category writes that into job_spec.json, and run submits it with sbatch even
+    when job_spec.json or `--persistent` asks for an allocation (before, only a job whose
+    workflow_type was perf_sanity was kept out, and an eval fallback ran inside one)."""
+    from scriptast.executor.job_files import load_job
+    from scriptast.executor.launch.submit import dry_run_commands, uses_allocation
+    from scriptast.executor.options import RunOptions
+
+    output = _fallback(site, "deepseek_r1_2_nodes.yaml")
+    write_outputs(output)
+    job = load_job(str(site.work("job")))
+    assert job.spec.workflow_type == "eval" and job.spec.persistent_mode
+    assert job.spec.allocation_refused is not None
+    assert "cancels ${SLURM_JOB_ID} on failure" in job.spec.allocation_refused
+    options = RunOptions(persistent=persistent)
+    assert not uses_allocation(job, options)
+    assert [argv[0] for argv in dry_run_commands(job, options)] == ["sbatch"]
+
+
+def test_a_perf_sanity_job_spec_of_an_older_scriptast_still_stays_out_of_allocations() -> None:
+    import msgspec
+
+    from scriptast.contract.job_spec import LAUNCH_SCRIPT_CANCELS, JobSpec
+
+    snapshot = Path(__file__).resolve().parent.parent / "snapshots/test_categories"
+    data = json.loads((snapshot / "perf_sanity_local_slurm-job_spec.json").read_text())
+    del data["allocation_refused"]  # as an older scriptast wrote it
+    older = msgspec.json.decode(json.dumps(data), type=JobSpec)
+    assert older.allocation_refused == LAUNCH_SCRIPT_CANCELS
+    bench = json.loads((snapshot / "bench_tp2_prepare-job_spec.json").read_text())
+    assert msgspec.json.decode(json.dumps(bench), type=JobSpec).allocation_refused is None

@@ -146,5 +146,8 @@ class Category(msgspec.Struct, frozen=True, kw_only=True):
     only_on: str | None = None
     refusal: str = ""
     measures: Callable[[ResolvedJob], Measures | None] | None = None
+    allocation_refusal: str = ""
+    """Why its jobs never run as steps of a persistent allocation (empty: they may); written
+    into job_spec.json, so that run decides by the file, never by the category's name."""
     needs: tuple[str, ...] = ()
     """The request fields one of which the workflow must be given (its command)."""

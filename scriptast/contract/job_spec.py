@@ -10,6 +10,12 @@ from scriptast.contract.axes import WorkflowType, check_scenario
 from scriptast.contract.measured import Measures
 from scriptast.contract.slurm_env import SlurmEnv
 
+LAUNCH_SCRIPT_CANCELS = (
+    "a launch script submit.py wrote cancels ${SLURM_JOB_ID} on failure, which would end a "
+    "persistent allocation"
+)
+"""Why a perf_sanity job never runs inside a persistent allocation (its category's words)."""
+
 
 class SlurmParams(msgspec.Struct, frozen=True, kw_only=True):
     """The job's Slurm header values and MPI plugin (None: srun gets no --mpi, so the
@@ -72,6 +78,9 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     remote_repo_path: str | None = None
     remote_work_dir: str | None = None
     persistent_mode: bool | None = None
+    allocation_refused: str | None = None
+    """Why the job never runs as a step of a persistent allocation, in its category's words
+    (None: it may)."""
     container_name: str | None = None
     container_mounts: str | None = None
     docker_cmd: str | None = None
@@ -92,3 +101,6 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     def __post_init__(self) -> None:
         check_scenario(self.execution_scenario)
+        if self.allocation_refused is None and self.workflow_type == WorkflowType.perf_sanity:
+            # a job_spec.json written before the category said so: its words, as it says them
+            msgspec.structs.force_setattr(self, "allocation_refused", LAUNCH_SCRIPT_CANCELS)

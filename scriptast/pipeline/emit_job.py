@@ -108,6 +108,7 @@ def _finish(made: JobFiles, chosen: Category) -> Output:
         launch=made.launch,
         destinations=made.destinations,
         measures=_measures(job, chosen),
+        allocation_refused=chosen.allocation_refusal,
     )
     _check_hang_pattern(job.request.hang_pattern)
     text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))

@@ -34,6 +34,7 @@ def build_job_spec(
     launch: LaunchFacts | None = None,
     destinations: dict[str, str] | None = None,
     measures: Measures | None = None,
+    allocation_refused: str = "",
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
@@ -60,6 +61,7 @@ def build_job_spec(
         remote_repo_path=job.project_path if where.remote else None,
         remote_work_dir=job.log_dir if where.remote else None,
         persistent_mode=True if persistent else None,
+        allocation_refused=allocation_refused or None,
         container_name=container if persistent else None,
         container_mounts=container_mounts if persistent else None,
         docker_cmd=docker_cmd,

@@ -10,7 +10,7 @@ import posixpath
 from collections.abc import Callable
 
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.axes import LOCAL, WorkflowType
+from scriptast.contract.axes import LOCAL
 from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import Launch, encode_record
 from scriptast.errors import RunError
@@ -33,10 +33,11 @@ def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     """A job runs as a step of a persistent allocation when its scheduler has them and
     job_spec (or `--persistent`) says so (job_spec leaves a remote cluster's persistence to
     the executor: there only `--persistent`); never a launch script submit.py wrote: it cancels
-    `${SLURM_JOB_ID}` on failure, which would end the whole allocation."""
+    `${SLURM_JOB_ID}` on failure, which would end the whole allocation: its job_spec.json says
+    so, `allocation_refused`)."""
     if scheduler(job.spec.scheduler).allocations is None:
         return False
-    if job.spec.workflow_type == WorkflowType.perf_sanity:
+    if job.spec.allocation_refused:
         return False
     wanted = options.persistent
     if wanted is None and job.spec.transport == LOCAL:
@@ -172,9 +173,6 @@ def _launch(
     if allocation is not None:
         return launch_step(job, client, allocation, writer)
     followed = launch_batch(job, client, writer)
-    if job.spec.workflow_type == WorkflowType.perf_sanity and job.spec.persistent_mode:
-        followed.record.notes += (
-            "submitted with sbatch: a launch script submit.py wrote cancels "
-            "${SLURM_JOB_ID} on failure, which would end a persistent allocation",
-        )
+    if job.spec.allocation_refused and job.spec.persistent_mode:
+        followed.record.notes += (f"submitted with sbatch: {job.spec.allocation_refused}",)
     return followed

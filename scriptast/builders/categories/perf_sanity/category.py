@@ -7,6 +7,7 @@ from __future__ import annotations
 from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
 from scriptast.builders.category import Category, MeasuresRule, Patterns, ResolveRule, SubmitRule
 from scriptast.contract.axes import SLURM
+from scriptast.contract.job_spec import LAUNCH_SCRIPT_CANCELS
 
 WORK = "scriptast.builders.categories.perf_sanity.work"
 LAUNCH = "scriptast.builders.categories.perf_sanity.launch"
@@ -46,5 +47,6 @@ CATEGORY = Category(
     submit=SubmitRule(LAUNCH, "plan_submit"),
     measures=MeasuresRule(MEASURES, "measures"),
     only_on=SLURM,
+    allocation_refusal=LAUNCH_SCRIPT_CANCELS,
     refusal="perf_sanity (benchmark) jobs need Slurm: {scenario} is not supported",
 )
