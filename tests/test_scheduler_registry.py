@@ -248,3 +248,20 @@ def test_the_executor_reaches_backends_through_the_seam() -> None:
                 if parts[:2] == ["scriptast", "schedulers"] and len(parts) > 3:
                     named.add(str(path.relative_to(PACKAGE)))
     assert named == set()
+
+
+def test_run_loads_no_builder_emitter_or_pipeline() -> None:
+    """The executor and the backends it loads (their clients, states and allocations) stand
+    beside the builders: run lowers nothing, so none of the builders', emitters' or
+    pipeline's modules is loaded (a backend's lowering is loaded by emit only)."""
+    code = (
+        "import sys, scriptast.executor.run, scriptast.executor.allocations\n"
+        "from scriptast.schedulers.registry import every_scheduler\n"
+        "for backend in every_scheduler(): backend.client and backend.allocations\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scriptast.builders', "
+        "'scriptast.emitters', 'scriptast.pipeline'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"

@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import JobSteps
 from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.run_record import JobState
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
 
-if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the transport seam
+if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the transport seam,
+    # and run, which lowers nothing, does not load the builders
+    from scriptast.builders.resolution.job import ResolvedJob
+    from scriptast.builders.steps import JobSteps
     from scriptast.contract.transport import Completed, Transport
 
 

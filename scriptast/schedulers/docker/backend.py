@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scriptast.contract.axes import DOCKER
 from scriptast.contract.run_record import JobState
-from scriptast.schedulers.backend import PROCESS, SchedulerBackend
-from scriptast.schedulers.docker.docker_cmd import lower
+from scriptast.schedulers.backend import PROCESS, Lowered, SchedulerBackend
+
+if TYPE_CHECKING:
+    from scriptast.builders.resolution.job import ResolvedJob
+    from scriptast.builders.steps import JobSteps
 
 DOCKER_STATES: dict[str, JobState] = {
     "RUNNING": JobState.RUNNING,
@@ -15,4 +20,11 @@ DOCKER_STATES: dict[str, JobState] = {
 """What run records for a docker job's process: running, or ended with exit code 0 or not."""
 
 
-BACKEND = SchedulerBackend(name=DOCKER, lower=lower, states=DOCKER_STATES, launch=PROCESS)
+def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+    """docker_cmd.sh (loaded by emit only: run lowers nothing)."""
+    from scriptast.schedulers.docker.docker_cmd import lower
+
+    return lower(job, planned)
+
+
+BACKEND = SchedulerBackend(name=DOCKER, lower=_lower, states=DOCKER_STATES, launch=PROCESS)

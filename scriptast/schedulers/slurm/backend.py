@@ -12,18 +12,27 @@ from scriptast.schedulers.backend import (
     BATCH,
     Allocations,
     HeldAllocation,
+    Lowered,
     SchedulerBackend,
     SchedulerClient,
 )
-from scriptast.schedulers.slurm.script import lower
 from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
 if TYPE_CHECKING:
+    from scriptast.builders.resolution.job import ResolvedJob
+    from scriptast.builders.steps import JobSteps
     from scriptast.contract.transport import Transport
 
 
 ALLOCATION_NAME = "scriptast.persistent"
 """The job name of scriptast's persistent allocations (how `squeue --name` finds them)."""
+
+
+def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+    """The batch script (loaded by emit only: run lowers nothing)."""
+    from scriptast.schedulers.slurm.script import lower
+
+    return lower(job, planned)
 
 
 def _client(transport: Transport) -> SchedulerClient:
@@ -75,7 +84,7 @@ def _dry_run(params: SlurmParams, time_limit: str, script: str) -> list[list[str
 
 BACKEND = SchedulerBackend(
     name=SLURM,
-    lower=lower,
+    lower=_lower,
     states=SLURM_STATES,
     ended_by=ENDED_BY,
     launch=BATCH,
