@@ -109,7 +109,7 @@ def bench_script(job: Any) -> Any:
     from scriptast.builders.categories.bench.steps import steps
     from scriptast.schedulers.slurm.script import lower
 
-    return lower(job, steps(job)).main
+    return lower(job.plan(), steps(job)).main
 
 
 def library_rates() -> dict[str, float]:

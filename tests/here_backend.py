@@ -4,18 +4,18 @@ a site's plugin would register its scheduler."""
 
 from __future__ import annotations
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import JobSteps, ShowGpus
 from scriptast.contract import axes
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, ShellStatement
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import JobSteps, ShowGpus
 from scriptast.schedulers import registry
 from scriptast.schedulers.backend import PROCESS, Lowered, SchedulerBackend
 from scriptast.schedulers.shell import install_commands, statements
 
 
-def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def _lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """Each step's actions in the script itself, one after another (no GPU here to show)."""
     body: list[ShellStatement] = list(install_commands(job)) if job.install else []
     for step in planned.steps:

@@ -17,7 +17,7 @@ from scriptast.builders.category import Category, Patterns, Resolution, SharedRe
 from scriptast.builders.request.fields import RequestPart
 from scriptast.builders.request.read import build_request
 from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import (
     Parallelism,
     Sourced,
@@ -25,9 +25,9 @@ from scriptast.builders.resolution.parallelism import (
     single_node,
 )
 from scriptast.builders.resolution.trail import Trail
-from scriptast.builders.steps import ExportModelsRoot, JobSteps, RunCommand, Step
 from scriptast.errors import ResolveError
 from scriptast.pipeline.emit_job import generate
+from scriptast.plan.steps import ExportModelsRoot, JobSteps, RunCommand, Step, UserCommand
 from tests.site import Site
 
 

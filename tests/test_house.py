@@ -61,8 +61,9 @@ LAYERS = {
     "cluster": 4,
     "emitters": 5,
     "readers": 5,
+    "plan": 5,
     "builders": 6,
-    "schedulers": 7,
+    "schedulers": 6,
     "transports": 7,
     "results": 7,
     "pipeline": 8,
@@ -70,8 +71,9 @@ LAYERS = {
     "cli": 9,
 }
 """Each wing of the package and its height: an arrow may run down or stay in its wing, never up,
-and never sideways between two wings of one height (model and contract; emitters and readers;
-the scheduler backends, the transports and the results; pipeline and executor)."""
+and never sideways between two wings of one height (model and contract; emitters, readers and
+the launch plan; the builders and the scheduler backends, which stand beside each other over
+the plan; the transports and the results; pipeline and executor)."""
 MOST_TOP_MODULES = 5
 ROOMS = {"readers": {"roundtrip": 0, "shellwords": 1, "linter": 2}}
 """Rooms inside a wing and their heights, by the same rule as the wings' (a room's own modules

@@ -17,8 +17,6 @@ import pytest
 
 import scriptast
 from scriptast.builders.request.read import build_request
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import JobSteps
 from scriptast.contract import axes
 from scriptast.contract.job_spec import JobLogs
 from scriptast.contract.run_record import JobState
@@ -27,6 +25,8 @@ from scriptast.errors import InputError
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, ShellStatement, cmd
 from scriptast.pipeline.emit_job import generate
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import JobSteps
 from scriptast.schedulers import registry
 from scriptast.schedulers.backend import Lowered, SchedulerBackend
 from scriptast.schedulers.shell import install_commands, payload, statements
@@ -36,7 +36,7 @@ PACKAGE = Path(scriptast.__file__).resolve().parent
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def _lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """Each step as `mpirun -np N bash -c '...'` on this host, one after another."""
     body: list[ShellStatement] = list(install_commands(job)) if job.install else []
     for step in planned.steps:

@@ -11,10 +11,10 @@ from scriptast.builders.request.fields import Request, RequestPart
 from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
 from scriptast.builders.resolution.trail import Trail
-from scriptast.builders.steps import JobSteps
 from scriptast.contract.axes import SLURM, Placement
 from scriptast.contract.measured import Measures
 from scriptast.model.submit_call import SubmitPlan
+from scriptast.plan.steps import JobSteps
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -62,7 +62,9 @@ def generate(
         made = submitted(job, chosen.submit)
     else:
         assert chosen.steps is not None
-        made = _lowered(job, scheduler(job.placement.scheduler).lower(job, chosen.steps(job)))
+        made = _lowered(
+            job, scheduler(job.placement.scheduler).lower(job.plan(), chosen.steps(job))
+        )
     return _finish(made, chosen)
 
 

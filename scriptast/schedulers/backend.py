@@ -16,9 +16,9 @@ from scriptast.model.script import Script
 
 if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the transport seam,
     # and run, which lowers nothing, does not load the builders
-    from scriptast.builders.resolution.job import ResolvedJob
-    from scriptast.builders.steps import JobSteps
     from scriptast.contract.transport import Completed, Transport
+    from scriptast.plan.launch import LaunchPlan
+    from scriptast.plan.steps import JobSteps
 
 
 class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,7 +158,7 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     none)."""
 
     name: str
-    lower: Callable[[ResolvedJob, JobSteps], Lowered]
+    lower: Callable[[LaunchPlan, JobSteps], Lowered]
     states: Mapping[str, JobState]
     ended_by: Mapping[tuple[str, str], str] = {}
     launch: str = BATCH

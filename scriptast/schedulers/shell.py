@@ -7,16 +7,6 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from scriptast.builders.resolution.job import WHEEL_GLOB, ResolvedJob, UserCommand
-from scriptast.builders.steps import (
-    Action,
-    ChangeDir,
-    ClearMpiEnv,
-    ExportModelsRoot,
-    ExportVar,
-    RunCommand,
-    ShowGpus,
-)
 from scriptast.model.statements import (
     AndOr,
     Assign,
@@ -32,6 +22,17 @@ from scriptast.model.statements import (
     to_stderr,
 )
 from scriptast.model.words import Lit, Param, RawShell
+from scriptast.plan.launch import WHEEL_GLOB, LaunchPlan
+from scriptast.plan.steps import (
+    Action,
+    ChangeDir,
+    ClearMpiEnv,
+    ExportModelsRoot,
+    ExportVar,
+    RunCommand,
+    ShowGpus,
+    UserCommand,
+)
 
 MPI_PREFIXES = ("PMI", "MPI", "OMPI", "SLURM")
 """Variable-name prefixes of the MPI/PMI/PMIx and Slurm step environment (`PMI` covers `PMIX`)."""
@@ -41,20 +42,19 @@ STRICT = ("set", "-euo", "pipefail")
 PIP = ("pip", "install", "--retries", "10")
 
 
-def install_commands(job: ResolvedJob) -> tuple[ShellStatement, ...]:
+def install_commands(job: LaunchPlan) -> tuple[ShellStatement, ...]:
     """`cd <project>`, TensorRT-LLM from source (`pip install -e .`) or from a wheel (the
     given one, else the first build/tensorrt_llm-*.whl), then the dev requirements and those
     the job's work adds, as TRT-LLM's own slurm_install.sh installs them."""
     found: list[ShellStatement] = [cmd("cd", job.project_path)]
-    request = job.request
-    if request.install_mode == "source":
+    if job.install_mode == "source":
         found.append(cmd(*PIP, "-e", "."))
-    elif request.wheel_path:
-        folder = posixpath.dirname(request.wheel_path) or "."
-        found.append(cmd(*PIP, f"--find-links={folder}", request.wheel_path))
+    elif job.wheel_path:
+        folder = posixpath.dirname(job.wheel_path) or "."
+        found.append(cmd(*PIP, f"--find-links={folder}", job.wheel_path))
     else:
         found += _found_wheel(job.project_path)
-    for requirements in ("requirements-dev.txt", *job.work.extra_requirements()):
+    for requirements in ("requirements-dev.txt", *job.extra_requirements):
         found.append(cmd(*PIP, "-r", requirements))
     return tuple(found)
 
@@ -124,7 +124,7 @@ def with_launcher(command: UserCommand, world_size: int) -> tuple[str, ...]:
     return ("trtllm-llmapi-launch",)
 
 
-def models_root_export(job: ResolvedJob) -> Export:
+def models_root_export(job: LaunchPlan) -> Export:
     """`export LLM_MODELS_ROOT=<llm_models_root>`."""
     return Export(name="LLM_MODELS_ROOT", value=Lit(value=job.llm_models_root))
 
@@ -139,7 +139,7 @@ def _strict() -> Command:
     return cmd(*STRICT)
 
 
-def statements(job: ResolvedJob, action: Action, tasks: int) -> tuple[ShellStatement, ...]:
+def statements(job: LaunchPlan, action: Action, tasks: int) -> tuple[ShellStatement, ...]:
     """The statements that do `action` in a step of `tasks` tasks (`trtllm-llmapi-launch`
     goes before a launched command only when there are several)."""
     match action:

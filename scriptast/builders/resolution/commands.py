@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scriptast.builders.resolution.job import UserCommand
+from scriptast.plan.steps import UserCommand
 from scriptast.readers.shellwords import as_simple, tokenize
 
 

@@ -12,18 +12,8 @@ from scriptast.cluster.slurm_env import LoadedSlurmEnv
 from scriptast.contract.axes import Placement, WorkflowType
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount
-
-WHEEL_GLOB = "build/tensorrt_llm-*.whl"
-"""The wheel an install from a wheel takes when none is named: the first of these (sorted)."""
-
-
-class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
-    """A command the user gave. `argv` is set when it is plain (literal words, simple
-    redirections) and becomes a typed command; otherwise `text` runs through `bash -c`."""
-
-    text: str
-    argv: tuple[str, ...] | None = None
-    redirects: tuple[tuple[str, str], ...] = ()
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import UserCommand
 
 
 class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
@@ -99,6 +89,26 @@ class ResolvedJob(msgspec.Struct, frozen=True, kw_only=True):
         """The job's work, which a category's builder knows to be its own `kind`."""
         assert isinstance(self.work, kind), (type(self.work).__name__, kind.__name__)
         return self.work
+
+    def plan(self) -> LaunchPlan:
+        """What a scheduler backend needs of this job to lower it."""
+        return LaunchPlan(
+            job_name=self.job_name,
+            model_name=self.model_name,
+            work_dir=self.work_dir,
+            log_dir=self.log_dir,
+            project_path=self.project_path,
+            image=self.image,
+            image_enroot=self.image_enroot,
+            mounts=self.mounts,
+            slurm=self.slurm,
+            llm_models_root=self.llm_models_root,
+            install=self.install,
+            install_mode=self.request.install_mode,
+            wheel_path=self.request.wheel_path,
+            extra_requirements=self.work.extra_requirements(),
+            carried=self.work.carried(),
+        )
 
     def explain(self) -> str:
         """The resolution trail as an aligned table: field, value, source."""

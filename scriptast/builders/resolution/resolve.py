@@ -13,7 +13,7 @@ from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, wit
 from scriptast.builders.resolution import model_name as names, slurm_params
 from scriptast.builders.resolution.arch import Arch, resolve_arch
 from scriptast.builders.resolution.image import resolve_image
-from scriptast.builders.resolution.job import WHEEL_GLOB, ResolvedJob
+from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
@@ -25,6 +25,7 @@ from scriptast.contract.job_spec import SlurmParams
 from scriptast.contract.slurm_env import Partition
 from scriptast.errors import ResolveError
 from scriptast.model.slurm_options import check_positive
+from scriptast.plan.launch import WHEEL_GLOB
 
 
 class _Place(msgspec.Struct, frozen=True, kw_only=True):

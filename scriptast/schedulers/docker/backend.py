@@ -9,8 +9,8 @@ from scriptast.contract.run_record import JobState
 from scriptast.schedulers.backend import PROCESS, Lowered, SchedulerBackend
 
 if TYPE_CHECKING:
-    from scriptast.builders.resolution.job import ResolvedJob
-    from scriptast.builders.steps import JobSteps
+    from scriptast.plan.launch import LaunchPlan
+    from scriptast.plan.steps import JobSteps
 
 DOCKER_STATES: dict[str, JobState] = {
     "RUNNING": JobState.RUNNING,
@@ -20,7 +20,7 @@ DOCKER_STATES: dict[str, JobState] = {
 """What run records for a docker job's process: running, or ended with exit code 0 or not."""
 
 
-def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def _lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """docker_cmd.sh (loaded by emit only: run lowers nothing)."""
     from scriptast.schedulers.docker.docker_cmd import lower
 

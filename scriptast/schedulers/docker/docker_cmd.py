@@ -3,20 +3,20 @@ an `import tensorrt_llm` check, then the steps' commands in one container, one p
 
 from __future__ import annotations
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import Action, ChangeDir, ExportVar, JobSteps, RunCommand
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.docker import BindMount, DockerRun, EnvVar
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, ShellStatement, cmd
 from scriptast.model.words import Lit
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import Action, ChangeDir, ExportVar, JobSteps, RunCommand
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.shell import install_commands, payload, run_command, statements
 
 DOCKER_CMD = "docker_cmd.sh"
 
 
-def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """docker_cmd.sh: `docker run --rm --net=host --runtime=nvidia ... image bash -c '...'`,
     whose payload installs (when on), checks `import tensorrt_llm`, then runs the steps."""
     body: list[ShellStatement] = []
@@ -41,7 +41,7 @@ def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
                    docker_run=run)  # fmt: skip
 
 
-def _statements(job: ResolvedJob, action: Action) -> tuple[ShellStatement, ...]:
+def _statements(job: LaunchPlan, action: Action) -> tuple[ShellStatement, ...]:
     """An action inside the one container: the user's exports, folders and commands. What a
     scheduler's step needs is not: the container shows every GPU of the host, holds no MPI or
     Slurm variables, gets LLM_MODELS_ROOT from `-e`, starts in the project (`-w`), and runs

@@ -19,16 +19,16 @@ from scriptast.schedulers.backend import (
 from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
 if TYPE_CHECKING:
-    from scriptast.builders.resolution.job import ResolvedJob
-    from scriptast.builders.steps import JobSteps
     from scriptast.contract.transport import Transport
+    from scriptast.plan.launch import LaunchPlan
+    from scriptast.plan.steps import JobSteps
 
 
 ALLOCATION_NAME = "scriptast.persistent"
 """The job name of scriptast's persistent allocations (how `squeue --name` finds them)."""
 
 
-def _lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def _lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """The batch script (loaded by emit only: run lowers nothing)."""
     from scriptast.schedulers.slurm.script import lower
 

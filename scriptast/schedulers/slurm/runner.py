@@ -4,18 +4,18 @@ with the task's rank and returned."""
 
 from __future__ import annotations
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import RunCommand, Step
 from scriptast.model.script import Script, Statement
 from scriptast.model.statements import Assign, Comment, cmd
 from scriptast.model.words import Param, RawShell, concat
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import RunCommand, Step
 from scriptast.schedulers.shell import statements
 
 ERR_TRAP = 'echo "ERROR: ${BASH_SOURCE[0]}:${LINENO}: command failed: ${BASH_COMMAND}" >&2'
 """The ERR trap's command: shell text that runs when the trap fires (expanded then)."""
 
 
-def runner_script(job: ResolvedJob, step: Step) -> Script:
+def runner_script(job: LaunchPlan, step: Step) -> Script:
     """The runner file of `step`: its actions up to its command, then the command with its
     exit code captured, echoed as `Rank<N> <label> finished with exit code <code>`."""
     assert step.runner is not None

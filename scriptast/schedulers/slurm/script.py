@@ -7,19 +7,19 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import JobSteps, Step
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import SbatchDirective, SrunStep, filename_literal
 from scriptast.model.statements import Assign, Comment, cmd
 from scriptast.model.words import Param, concat
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import JobSteps, Step
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.shell import install_commands, payload
 from scriptast.schedulers.slurm.srun import container, srun_step
 
 
-def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
+def lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     """`<job_name>.slurm` running the steps, and each step's runner file."""
     steps = [srun_step(job, step) for step in planned.steps]
     body = (*preamble(), *install_step(job), *steps[:-1], *exit_capture(steps[-1], planned.label))
@@ -33,25 +33,25 @@ def lower(job: ResolvedJob, planned: JobSteps) -> Lowered:
         main_name=f"{job.job_name}.slurm",
         main=script,
         others=others,
-        carried=job.work.carried(),
+        carried=job.carried,
         logs=batch_logs(job),
     )
 
 
-def _runner(job: ResolvedJob, step: Step) -> Script:
+def _runner(job: LaunchPlan, step: Step) -> Script:
     from scriptast.schedulers.slurm.runner import runner_script
 
     return runner_script(job, step)
 
 
-def batch_logs(job: ResolvedJob) -> JobLogs:
+def batch_logs(job: LaunchPlan) -> JobLogs:
     """The `--output`/`--error` files of the batch script, as sbatch reads them (`%j` for the
     job id; a `%` of the path written `%%`)."""
     log = filename_literal(posixpath.join(job.log_dir, job.job_name))
     return JobLogs(output=f"{log}_%j.out", error=f"{log}_%j.err", job_name=job.job_name)
 
 
-def directives(job: ResolvedJob) -> tuple[SbatchDirective, ...]:
+def directives(job: LaunchPlan) -> tuple[SbatchDirective, ...]:
     """The `#SBATCH` header."""
     slurm = job.slurm
     assert slurm is not None
@@ -94,7 +94,7 @@ def preamble() -> tuple[Statement, ...]:
     )
 
 
-def install_step(job: ResolvedJob) -> tuple[Statement, ...]:
+def install_step(job: LaunchPlan) -> tuple[Statement, ...]:
     """The install step (one task), or nothing when install is off."""
     if not job.install:
         return ()

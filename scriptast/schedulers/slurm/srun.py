@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import functools
 
-from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import Step
 from scriptast.model.slurm import Mount, PyxisContainer, SrunStep
 from scriptast.model.statements import Payload
 from scriptast.model.words import Lit
+from scriptast.plan.launch import LaunchPlan
+from scriptast.plan.steps import Step
 from scriptast.schedulers.shell import payload, statements
 
 
-def srun_step(job: ResolvedJob, step: Step) -> SrunStep:
+def srun_step(job: LaunchPlan, step: Step) -> SrunStep:
     """`srun -l --ntasks=N --ntasks-per-node=N [--mpi=<plugin>] --kill-on-bad-exit=1
     --container-... bash -c '...'` (or `bash <runner>` for a step run from its runner file)."""
     assert job.slurm is not None
@@ -35,7 +35,7 @@ def srun_step(job: ResolvedJob, step: Step) -> SrunStep:
     )
 
 
-def container(job: ResolvedJob) -> PyxisContainer:
+def container(job: LaunchPlan) -> PyxisContainer:
     """The pyxis container every step of the job runs in."""
     return _container(job.image_enroot, job.job_name, job.mounts, job.project_path)
 

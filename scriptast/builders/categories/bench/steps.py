@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptast.builders.categories.bench.work import BenchWork
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import (
+from scriptast.plan.steps import (
     KEEP_RANK_AND_LOCAL,
     ClearMpiEnv,
     ExportModelsRoot,

@@ -10,10 +10,11 @@ from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import UserCommand, Work
+from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag, single_node
 from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import ResolveError
+from scriptast.plan.steps import UserCommand
 from scriptast.readers.shellwords import split_top_level, tokenize
 
 

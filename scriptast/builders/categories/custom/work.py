@@ -15,7 +15,7 @@ from scriptast.builders.category import (
 )
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
-from scriptast.builders.resolution.job import UserCommand, Work
+from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.parallelism import (
     Parallelism,
     Sourced,
@@ -27,6 +27,7 @@ from scriptast.builders.resolution.trail import Trail
 from scriptast.common.text_files import require_file
 from scriptast.errors import ResolveError
 from scriptast.model.node import IDENTIFIER
+from scriptast.plan.steps import UserCommand
 from scriptast.readers.shellwords import tokenize
 
 RUN_SCRIPT = "slurm_run_custom.sh"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptast.builders.categories.eval.work import EvalWork
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import ExportModelsRoot, JobSteps, RunCommand, Step
+from scriptast.plan.steps import ExportModelsRoot, JobSteps, RunCommand, Step
 
 
 def steps(job: ResolvedJob) -> JobSteps:

@@ -14,12 +14,13 @@ from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import UserCommand, Work
+from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced, int_flag
 from scriptast.builders.resolution.trail import Trail
 from scriptast.common.text_files import require_file
 from scriptast.errors import ResolveError
+from scriptast.plan.steps import UserCommand
 from scriptast.readers.shellwords import tokenize
 
 REQUIREMENTS = "examples/trtllm-eval/requirements.txt"

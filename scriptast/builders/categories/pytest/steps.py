@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from scriptast.builders.categories.pytest.work import PytestWork
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.steps import (
+from scriptast.plan.steps import (
     KEEP_RANK,
     Action,
     ChangeDir,

@@ -15,7 +15,7 @@ from scriptast.builders.category import MountFolders, Resolution, SharedResoluti
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
-from scriptast.builders.resolution.job import ResolvedJob, UserCommand, Work
+from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import (
     Parallelism,
     Sourced,
@@ -26,6 +26,7 @@ from scriptast.builders.resolution.trail import Trail
 from scriptast.contract.axes import SLURM
 from scriptast.contract.measured import Measures
 from scriptast.errors import ResolveError
+from scriptast.plan.steps import UserCommand
 from scriptast.readers.shellwords import Token, flag_value, tokenize
 
 JUNIT_NAME = "results.xml"

@@ -16,10 +16,10 @@ from scriptast.builders.categories.pytest.ci.testdb_match import select
 from scriptast.builders.categories.pytest.ci.waives import check_waives, default_waives
 from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.categories.pytest.selection import DEFS
-from scriptast.builders.resolution.job import UserCommand
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import InputError
+from scriptast.plan.steps import UserCommand
 
 TEST_LIST = "test_list.txt"
 WAIVES_COPY = "waives.txt"

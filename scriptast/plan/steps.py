@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import msgspec
 
-from scriptast.builders.resolution.job import UserCommand
+
+class UserCommand(msgspec.Struct, frozen=True, kw_only=True):
+    """A command the user gave. `argv` is set when it is plain (literal words, simple
+    redirections) and becomes a typed command; otherwise `text` runs through `bash -c`."""
+
+    text: str
+    argv: tuple[str, ...] | None = None
+    redirects: tuple[tuple[str, str], ...] = ()
+
 
 KEEP_RANK = ("SLURM_PROCID",)
 """What a single task keeps of the scheduler's step environment when it clears MPI's."""
