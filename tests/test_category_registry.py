@@ -25,6 +25,7 @@ from scriptast.builders.resolution.parallelism import (
     single_node,
 )
 from scriptast.builders.resolution.trail import Trail
+from scriptast.common.lazy import LazyFunction
 from scriptast.errors import ResolveError
 from scriptast.pipeline.emit_job import generate
 from scriptast.plan.steps import ExportModelsRoot, JobSteps, RunCommand, Step, UserCommand
@@ -195,7 +196,7 @@ def test_each_lazily_named_function_is_there_with_the_fields_signature() -> None
     for chosen in categories.CATEGORIES.values():
         for field, hint in hints.items():
             value = getattr(chosen, field)
-            if not isinstance(value, record.LazyFunction):
+            if not isinstance(value, LazyFunction):
                 continue
             parameters = typing.get_args(_callable(hint))[0]
             signature = inspect.signature(value.resolved())
@@ -203,4 +204,4 @@ def test_each_lazily_named_function_is_there_with_the_fields_signature() -> None
             checked += 1
     assert checked == 21
     with pytest.raises(AttributeError, match="no_such_rule"):
-        record.LazyFunction("scriptast.builders.categories.bench.work", "no_such_rule").resolved()
+        LazyFunction("scriptast.builders.categories.bench.work", "no_such_rule").resolved()

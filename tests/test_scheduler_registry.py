@@ -265,3 +265,25 @@ def test_run_loads_no_builder_emitter_or_pipeline() -> None:
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
+
+
+def test_each_lazily_named_part_of_a_shipped_backend_is_there() -> None:
+    """A backend names its lowering, client and allocation functions by module and name; each
+    of them imports and is callable (a misspelt name would fail only when first used)."""
+    import inspect
+
+    from scriptast.common.lazy import LazyFunction
+
+    checked = 0
+    for backend in registry.every_scheduler():
+        parts: list[object] = [backend.lower, backend.client]
+        if backend.allocations is not None:
+            capability = backend.allocations
+            parts += [capability.held, capability.release, capability.acquire,
+                      capability.step_env, capability.dry_run]  # fmt: skip
+        for part in parts:
+            if isinstance(part, LazyFunction):
+                assert callable(part.resolved()), (backend.name, part.name)
+                assert inspect.signature(part.resolved()) is not None
+                checked += 1
+    assert checked == 8  # slurm: lower, client and five allocation parts; docker: lower

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, ParamSpec, TypeVar
 
 import msgspec
 
@@ -11,13 +10,11 @@ from scriptast.builders.request.fields import Request, RequestPart
 from scriptast.builders.resolution.job import ResolvedJob, Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
 from scriptast.builders.resolution.trail import Trail
+from scriptast.common.lazy import LazyFunction
 from scriptast.contract.axes import SLURM, Placement
 from scriptast.contract.measured import Measures
 from scriptast.model.submit_call import SubmitPlan
 from scriptast.plan.steps import JobSteps
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class Patterns(msgspec.Struct, frozen=True):
@@ -64,30 +61,6 @@ class MountFolders(msgspec.Struct, frozen=True, kw_only=True):
 
     folders: tuple[tuple[str, str], ...] = ()
     note: str = ""
-
-
-class LazyFunction(Generic[P, R]):
-    """A function of a category's own modules, named by module and name and imported on its
-    first call: one emit loads the code of its own category only. Typed by the field it fills
-    (the aliases below); tests/test_category_registry.py holds each named function's own
-    signature against it."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module = module
-        self.name = name
-        self._function: Callable[P, R] | None = None
-
-    def resolved(self) -> Callable[P, R]:
-        """The function itself (imported now, if it was not yet)."""
-        if self._function is None:
-            import importlib
-
-            self._function = getattr(importlib.import_module(self.module), self.name)
-        assert self._function is not None
-        return self._function
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self.resolved()(*args, **kwargs)
 
 
 RequestCheck = LazyFunction[[Request], None]

@@ -33,8 +33,8 @@ def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
     """A job runs as a step of a persistent allocation when its scheduler has them and
     job_spec (or `--persistent`) says so (job_spec leaves a remote cluster's persistence to
     the executor: there only `--persistent`); never a launch script submit.py wrote: it cancels
-    `${SLURM_JOB_ID}` on failure, which would end the whole allocation: its job_spec.json says
-    so, `allocation_refused`)."""
+    `${SLURM_JOB_ID}` on failure, which would end the whole allocation (its job_spec.json says
+    so: `allocation_refused`)."""
     if scheduler(job.spec.scheduler).allocations is None:
         return False
     if job.spec.allocation_refused:

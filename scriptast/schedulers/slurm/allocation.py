@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import socket
+from collections.abc import Sequence
 
 import msgspec
 
@@ -181,7 +182,7 @@ def allocate(
     return granted.group(1)
 
 
-def release(client: SchedulerClient, job_ids: list[str]) -> list[str]:
+def release(client: SchedulerClient, job_ids: Sequence[str]) -> list[str]:
     """Cancel these persistent allocations (all of this user's when none is named); the ids
     released. An id that is not a scriptast allocation is refused."""
     known = {a.job_id for a in list_allocations(client)}
@@ -196,7 +197,7 @@ def release(client: SchedulerClient, job_ids: list[str]) -> list[str]:
         done = client.cancel(chosen)
         if done.code != 0:
             raise RunError(f"scancel did not release {', '.join(chosen)}: {done.last_line()}")
-    return chosen
+    return list(chosen)
 
 
 CLEARED_PREFIXES = ("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")
@@ -239,3 +240,13 @@ def step_env(params: SlurmParams, alloc_id: str, nodes: str, work_dir: str) -> d
     if nodes:
         env.update(SLURM_NODELIST=nodes, SLURM_JOB_NODELIST=nodes)
     return env
+
+
+def dry_run(params: SlurmParams, time_limit: str, script: str) -> list[list[str]]:
+    """What run does for a job in an allocation: find one, else make one, then run the script
+    with its variables (what `run --dry-run` prints)."""
+    return [
+        ["squeue", "--noheader", "--me", "--name", ALLOCATION_NAME],
+        salloc_argv(AllocationParams.of(params), time_limit),
+        ["env", "SLURM_JOB_ID=<allocation>", "bash", script],
+    ]
