@@ -690,7 +690,10 @@ def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "command"),
     [('["bench"]', ()), ("not json", ()), ('["bench"]', ("--base", "until 2026-11-05",
-                                                      "--target", "since 2026-11-05"))],
+                                                      "--target", "since 2026-11-05")),
+     ('[["bench"], null, null, null, null, null, null, null, null, null, null, null]', ()),
+     ('[{"a": 1}, null, null, null, null, null, null, null, null, null, null, null]',
+      ("--base", "until 2026-11-05", "--target", "since 2026-11-05"))],
 )  # fmt: skip
 def test_a_damaged_setup_is_one_error_line(tmp_path: Path, key: str, command: tuple[str, ...]
                                            ) -> None:  # fmt: skip

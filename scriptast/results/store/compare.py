@@ -91,7 +91,8 @@ def _setups(store: Store) -> dict[int, Key]:
             values = json.loads(text)
         except (TypeError, ValueError):
             values = None
-        if not isinstance(values, list) or len(values) != len(SETUP):
+        if (not isinstance(values, list) or len(values) != len(SETUP)
+                or not all(v is None or type(v) in (str, int) for v in values)):  # fmt: skip
             raise StoreError(f"setup {setup_id} in the results store is damaged (not what "
                              "scriptast keeps)")  # fmt: skip
         found[int(setup_id)] = tuple(values)
