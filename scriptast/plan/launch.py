@@ -4,6 +4,8 @@ the request or the category beyond it."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from scriptast.contract.job_spec import SlurmParams
@@ -29,7 +31,7 @@ class LaunchPlan(msgspec.Struct, frozen=True, kw_only=True):
     slurm: SlurmParams | None
     llm_models_root: str
     install: bool
-    install_mode: str = "source"
+    install_mode: Literal["source", "wheel"] = "source"
     wheel_path: str | None = None
     extra_requirements: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()
