@@ -26,6 +26,7 @@ from scriptast.errors import InputError, StoreError
 from scriptast.results.store.compare import compare_history, compare_sides
 from scriptast.results.store.database import Store
 from scriptast.results.store.location import locate
+from scriptast.results.store.packed import ColumnsReader, pack_figures, unpack_columns
 from scriptast.results.store.queries import RunFilter, list_runs, one_run
 from scriptast.results.store.rows import StoredFigure, StoredRun
 from scriptast.results.store.schema import KEY_COLUMNS, SCHEMA_VERSION
@@ -685,6 +686,34 @@ def test_damaged_packed_figures_are_one_error_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == ("error: run 2's figures in the results store are damaged (not what "
                            "scriptast packs)\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "packed",
+    [b"\x92\xa3abc", msgspec.msgpack.encode([[1], [1.0], ["ms"], [True]]),
+     msgspec.msgpack.encode([["a", "b"], [1.0], ["ms", "ms"], [True, None]]),
+     msgspec.msgpack.encode([["a"], ["x"], ["ms"], [True]]),
+     msgspec.msgpack.encode([["a"], [1.0], ["ms"], ["yes"]]), "not bytes"],
+)  # fmt: skip
+def test_the_columns_reader_refuses_what_unpack_refuses(packed: object) -> None:
+    """Names that are no text, columns of unequal length, a value that is no number, a way
+    that is no flag: the reader that shares decoded names refuses each, as unpack does."""
+    with pytest.raises(StoreError, match="run 7's figures"):
+        unpack_columns(packed, 7)
+    with pytest.raises(StoreError, match="run 7's figures"):
+        ColumnsReader().read(packed, 7)
+
+
+def test_the_columns_reader_shares_names_and_keeps_each_runs_values() -> None:
+    reader = ColumnsReader()
+    first = reader.read(pack_figures([("tps", 10.0, "tokens/s", True), ("ttft", 2.0, "ms",
+                                                                         False)]), 1)  # fmt: skip
+    second = reader.read(pack_figures([("tps", 11.0, "tokens/s", True), ("ttft", 3.0, "ms",
+                                                                          False)]), 2)  # fmt: skip
+    other = reader.read(pack_figures([("tps", 12.0, "tokens/s", None)]), 3)
+    assert first == (("tps", "ttft"), (10.0, 2.0), ("tokens/s", "ms"), (True, False))
+    assert second[1] == (11.0, 3.0) and second[0] is first[0]
+    assert other == (("tps",), (12.0,), ("tokens/s",), (None,))
 
 
 @pytest.mark.parametrize(

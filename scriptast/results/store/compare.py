@@ -10,14 +10,14 @@ import functools
 import json
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
 from scriptast.errors import StoreError
 from scriptast.results.store.database import Store
-from scriptast.results.store.packed import Columns, unpack_columns, unpack_figures
+from scriptast.results.store.packed import ColumnsReader, unpack_figures
 from scriptast.results.store.queries import RunFilter, where
 from scriptast.results.store.rows import SETUP, Comparable
 
@@ -112,24 +112,48 @@ def _setup_fields(values: tuple[Any, ...]) -> tuple[str | None, str | None, int 
     return setup.model, setup.gpu_type, setup.gpu_count, setup.words()
 
 
-def _values(store: Store, chosen: RunFilter, figure: str | None
-            ) -> Iterator[tuple[tuple[Any, ...], Columns]]:  # fmt: skip
-    """Each measured run `chosen` names: its setup and its figures a column each (`figure`
-    only, when given), read a run at a time from their packed value (a row a figure costs a
-    comparison of windows three times as much at 100,000 runs)."""
+def _side_values(store: Store, chosen: RunFilter, figure: str | None, kept: list[int],
+                 setups: dict[int, Key], facts: dict[Key, tuple[str, bool | None]]
+                 ) -> dict[Key, list[float]]:  # fmt: skip
+    """Each (group, figure) of the measured runs `chosen` names: its values, read a run at a
+    time from their packed figures (a row a figure costs a comparison of windows three times as
+    much at 100,000 runs); each figure's unit and way go into `facts`. A group is the whole
+    setup, or the setup with the keys not in `kept` emptied."""
     clause, values = where(msgspec.structs.replace(chosen, verdicts=MEASURED))
-    setups = _setups(store)
+    whole = len(kept) == len(SETUP)
+    reader = ColumnsReader()
+    # per setup, per list of names its runs have: their value columns (a run a step)
+    by_setup: dict[int, dict[tuple[str, ...], list[tuple[float, ...]]]] = {}
     for run_id, setup_id, packed in store.rows(_PACKED + clause, values):
-        setup = setups.get(setup_id)
-        if setup is None:
-            raise StoreError(f"run {run_id} in the results store names no stored setup")
-        columns = unpack_columns(packed, run_id)
+        names, numbers, units, highers = reader.read(packed, run_id)
         if figure is not None:
-            at = [i for i, name in enumerate(columns[0]) if name == figure][:1]
-            names, values_, units, highers = columns
-            columns = (tuple(names[i] for i in at), tuple(values_[i] for i in at),
-                       tuple(units[i] for i in at), tuple(highers[i] for i in at))  # fmt: skip
-        yield setup, columns
+            at = names.index(figure) if figure in names else None
+            names, numbers, units, highers = ((), (), (), ()) if at is None else (
+                (names[at],), (numbers[at],), (units[at],), (highers[at],))  # fmt: skip
+        by_names = by_setup.get(setup_id)
+        if by_names is None:
+            if setup_id not in setups:
+                raise StoreError(f"run {run_id} in the results store names no stored setup")
+            by_names = by_setup[setup_id] = {}
+        runs = by_names.get(names)
+        if runs is None:
+            by_names[names] = runs = []
+            group = _grouped(setups[setup_id], kept, whole)
+            for name, unit, higher in zip(names, units, highers, strict=True):
+                facts.setdefault((*group, name), (unit, higher))
+        runs.append(numbers)
+    found: dict[Key, list[float]] = defaultdict(list)
+    for setup_id, by_names in by_setup.items():
+        group = _grouped(setups[setup_id], kept, whole)
+        for names, runs in by_names.items():
+            for name, column in zip(names, zip(*runs, strict=True), strict=True):
+                found[(*group, name)].extend(column)
+    return found
+
+
+def _grouped(setup: Key, kept: list[int], whole: bool) -> Key:
+    """The group a setup falls in: itself, or itself with the keys not in `kept` emptied."""
+    return setup if whole else tuple(setup[i] if i in kept else None for i in range(len(SETUP)))
 
 
 def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate: str,
@@ -140,26 +164,9 @@ def compare_sides(store: Store, base: RunFilter, target: RunFilter, *, aggregate
     `--performance-compare=...:mean:group-by` does)."""
     combine = AGGREGATES[aggregate]
     kept = [SETUP.index(column) for column in group_by]
-    sides: list[dict[Key, list[float]]] = []
+    setups = _setups(store)
     facts: dict[Key, tuple[str, bool | None]] = {}
-    for chosen in (base, target):
-        # per group, per list of names its runs have: their value columns (a run a step)
-        by_group: dict[Key, dict[tuple[str, ...], list[tuple[float, ...]]]] = defaultdict(dict)
-        for setup, (names, values, units, highers) in _values(store, chosen, figure):
-            group = setup if len(kept) == len(SETUP) else tuple(
-                setup[i] if i in kept else None for i in range(len(SETUP)))  # fmt: skip
-            runs = by_group[group].get(names)
-            if runs is None:
-                by_group[group][names] = runs = []
-                for name, unit, higher in zip(names, units, highers, strict=True):
-                    facts.setdefault((*group, name), (unit, higher))
-            runs.append(values)
-        found: dict[Key, list[float]] = defaultdict(list)
-        for group, by_names in by_group.items():
-            for names, runs in by_names.items():
-                for name, column in zip(names, zip(*runs, strict=True), strict=True):
-                    found[(*group, name)].extend(column)
-        sides.append(found)
+    sides = [_side_values(store, chosen, figure, kept, setups, facts) for chosen in (base, target)]
     out = []
     for key in sorted(set(sides[0]) | set(sides[1]), key=_order):
         unit, higher = facts[key]
@@ -185,8 +192,14 @@ def _side(combine: Callable[[Sequence[float]], float], values: list[float] | Non
 
 
 def _order(key: Key) -> tuple[str, ...]:
+    return (*_setup_order(key[:-1]), str(key[-1]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _setup_order(values: Key) -> tuple[str, ...]:
+    """A setup's sort key, made once per setup (its figures share it)."""
     return tuple("" if part is None else f"{part:>12}" if isinstance(part, int) else str(part)
-                 for part in key)  # fmt: skip
+                 for part in values)  # fmt: skip
 
 
 def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth: int = 5,
@@ -197,7 +210,7 @@ def compare_history(store: Store, chosen: RunFilter, *, tolerance: float, depth:
     figures = _figures_of(store, [*newest.values(), *(i for ids in earlier.values() for i in ids)],
                           figure)  # fmt: skip
     out = []
-    for key in sorted(newest, key=_order):
+    for key in sorted(newest, key=_setup_order):
         baseline = earlier[key]
         for name, (value, unit, higher) in sorted(figures.get(newest[key], {}).items()):
             common: dict[str, Any] = {**_common((*key, name)), "figure": name, "unit": unit,

@@ -18,6 +18,11 @@ Columns = tuple[tuple[str, ...], tuple[float, ...], tuple[str, ...], tuple[bool 
 """A run's figures a column each: names, values, units, which ways (runs of one setup share
 their names, so a comparison adds a run's values in one step)."""
 _FIGURES_DECODER = msgspec.msgpack.Decoder(Columns)
+_SPLIT_DECODER = msgspec.msgpack.Decoder(
+    tuple[msgspec.Raw, tuple[float, ...], msgspec.Raw, msgspec.Raw]
+)
+_NAMES_DECODER = msgspec.msgpack.Decoder(tuple[str, ...])
+_WAYS_DECODER = msgspec.msgpack.Decoder(tuple[bool | None, ...])
 
 MOST_RECORD_BYTES = 16 << 20
 """The largest record read back (run.json keeps bounded lists: a real one is a few KB)."""
@@ -73,10 +78,41 @@ def unpack_columns(value: object, run_id: object) -> Columns:
         columns = _FIGURES_DECODER.decode(value)
     except (msgspec.DecodeError, msgspec.ValidationError):
         columns = None
-    if columns is None or len({len(column) for column in columns}) != 1:
+    if columns is None or not (len(columns[0]) == len(columns[1]) == len(columns[2])
+                               == len(columns[3])):  # fmt: skip
         raise StoreError(f"run {run_id}'s figures in the results store are damaged "
                          "(not what scriptast packs)")  # fmt: skip
     return columns
+
+
+class ColumnsReader:
+    """Reads many runs' packed figures: the names, units and ways that runs of one setup share
+    are decoded once, and returned as the same tuples (so they key a dict cheaply); each run's
+    values are decoded on their own. Refuses what pack_figures did not write, as
+    unpack_columns does."""
+
+    def __init__(self) -> None:
+        self._shared: dict[bytes, tuple[tuple[str, ...], tuple[str, ...],
+                                        tuple[bool | None, ...]]] = {}  # fmt: skip
+
+    def read(self, value: object, run_id: object) -> Columns:
+        if not isinstance(value, bytes | bytearray | memoryview):
+            raise StoreError(f"run {run_id}'s figures in the results store are not packed bytes")
+        try:
+            names_raw, numbers, units_raw, ways_raw = _SPLIT_DECODER.decode(value)
+            key = b"".join((names_raw, units_raw, ways_raw))
+            shared = self._shared.get(key)
+            if shared is None:
+                shared = (_NAMES_DECODER.decode(names_raw), _NAMES_DECODER.decode(units_raw),
+                          _WAYS_DECODER.decode(ways_raw))  # fmt: skip
+                self._shared[key] = shared
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            shared = None
+        if shared is None or not (len(shared[0]) == len(numbers) == len(shared[1])
+                                  == len(shared[2])):  # fmt: skip
+            raise StoreError(f"run {run_id}'s figures in the results store are damaged "
+                             "(not what scriptast packs)")  # fmt: skip
+        return shared[0], numbers, shared[1], shared[2]
 
 
 def unpack_figures(value: object, run_id: object) -> list[PackedFigure]:
