@@ -29,7 +29,7 @@ WRAPPED = ("squeue", "sacct", "scontrol")
 
 
 def _emit(folder: Path, name: str, command: str, slurm_env: Path, **more: Any) -> Path:
-    from scriptast.builders.request.read import build_request
+    from scriptast.builders.read_request import build_request
     from scriptast.pipeline.emit_job import generate, write_outputs
 
     work = folder / name

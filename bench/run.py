@@ -120,8 +120,8 @@ def library_rates() -> dict[str, float]:
     after a warm-up over other jobs. `same` repeats one script; `alone` forgets everything
     before each script."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.request.read import build_request
-    from scriptast.builders.resolution.resolve import resolve
+    from scriptast.builders.read_request import build_request
+    from scriptast.builders.resolve import resolve
 
     build_bench = bench_script
 
@@ -314,8 +314,8 @@ def cpu_per_distinct_script(*, by_shape: bool = True, start: int = 50_000) -> fl
     not built before (after a warm-up over other jobs), resolve excluded; `by_shape=False`
     parses every statement whole, as verification did before shapes."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.request.read import build_request
-    from scriptast.builders.resolution.resolve import resolve
+    from scriptast.builders.read_request import build_request
+    from scriptast.builders.resolve import resolve
 
     build_bench = bench_script
 
@@ -341,8 +341,8 @@ def paired_throughput(python: Path, runs: int = 3) -> tuple[dict[str, Any], dict
     before) and the peers' builds, in turn `runs` times: the last peer figures, and the median
     per-pair ratios against submitit and NeMo-Run."""
     sys.path.insert(0, str(ROOT))
-    from scriptast.builders.request.read import build_request
-    from scriptast.builders.resolution.resolve import resolve
+    from scriptast.builders.read_request import build_request
+    from scriptast.builders.resolve import resolve
 
     build_bench = bench_script
 

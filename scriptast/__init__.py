@@ -17,9 +17,9 @@ cost more than the rest of `import scriptast`."""
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the public names, one import each; at run time each loads on first use
+    from scriptast.builders.read_request import build_request as build_request
     from scriptast.builders.request.fields import Request as Request
-    from scriptast.builders.request.read import build_request as build_request
-    from scriptast.builders.resolution.resolve import resolve as resolve
+    from scriptast.builders.resolve import resolve as resolve
     from scriptast.errors import (
         InputError as InputError,
         ModelError as ModelError,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.pipeline.emit_job import generate, write_outputs
 from tests.shim_recorder import Shims
 from tests.site import Site

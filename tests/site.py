@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scriptast.builders.read_request import build_request
 from scriptast.builders.request.fields import Request
-from scriptast.builders.request.read import build_request
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

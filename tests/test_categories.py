@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.pipeline.emit_job import Output, generate
 from tests.cases import CASES
 from tests.shell_checks import assert_bash_syntax, assert_shellcheck_clean

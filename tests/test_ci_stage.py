@@ -322,7 +322,7 @@ def test_a_remote_stage_sends_its_list_and_waives_with_the_script(site: Site) ->
 
     fields = {**CASES["pytest_remote_slurm_aarch64"], "ci_stage": "DGX_B200-4_GPUs-PyTorch-2"}
     fields.pop("test_cmd")
-    from scriptast.builders.request.read import build_request
+    from scriptast.builders.read_request import build_request
 
     output = generate(build_request(site_fields(site, fields), {}), machine="x86_64",
                       home=str(site.home))  # fmt: skip

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType, placement
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.slurm_env import SlurmEnv

@@ -12,8 +12,8 @@ import pytest
 
 import scriptast
 from scriptast import Command, ModelError, Mount, Param, SbatchDirective
+from scriptast.builders.read_request import request_type
 from scriptast.builders.request.fields import EnvCheck
-from scriptast.builders.request.read import request_type
 from scriptast.cli import fields as cli_fields
 
 PACKAGE = Path(scriptast.__file__).resolve().parent
@@ -75,9 +75,26 @@ and never sideways between two wings of one height (model and contract; emitters
 the launch plan; the builders and the scheduler backends, which stand beside each other over
 the plan; the transports and the results; pipeline and executor)."""
 MOST_TOP_MODULES = 5
-ROOMS = {"readers": {"roundtrip": 0, "shellwords": 1, "linter": 2}}
+ROOMS = {
+    "readers": {"roundtrip": 0, "shellwords": 1, "linter": 2},
+    "workdir": {"files": 0, "journal": 1, "write": 2},
+    "builders": {
+        "request": 0,
+        "resolution": 1,
+        "category": 2,
+        "categories": 3,
+        "missing_fields": 4,
+        "unused_fields": 4,
+        "read_request": 5,
+        "resolve": 5,
+    },
+}
 """Rooms inside a wing and their heights, by the same rule as the wings' (a room's own modules
-may import each other)."""
+may import each other). In builders: the request, then the shared rules and the resolved job,
+the category record, the categories, and on top reading a request and resolving it."""
+SIBLINGS = {("builders", "categories"): "the registry"}
+"""Rooms whose folders stand side by side: one may import none of the others, nor the room's
+own package (which names them all)."""
 
 
 def _wing(module: str) -> str | None:
@@ -124,19 +141,61 @@ def _arrow_wrong(here: str, relative: str, module: str, there: str | None) -> bo
 
 
 def _room_arrow_wrong(wing: str, relative: str, module: str) -> bool:
-    """An import inside `wing` from one of its rooms to another that is no lower."""
+    """An import inside `wing` from one of its rooms to another that is no lower, or from one
+    sibling folder to another."""
     rooms = ROOMS.get(wing, {})
     here = relative.split("/")[1].removesuffix(".py") if "/" in relative else None
     parts = module.split(".")
     there = parts[2] if len(parts) > 2 else None
+    if here == there and (wing, here) in SIBLINGS:
+        return _sibling_arrow_wrong(relative, parts)
     if here not in rooms or there not in rooms or here == there:
         return False
     return rooms[there] >= rooms[here]
 
 
+def _sibling_arrow_wrong(relative: str, parts: list[str]) -> bool:
+    """An import from a sibling folder (`builders/categories/eval/...`) to another sibling or
+    to the room's own package."""
+    mine = relative.split("/")
+    if len(mine) < 4:
+        return False  # the room's own package (the registry) names its folders
+    theirs = parts[3] if len(parts) > 3 else None
+    return theirs != mine[2]
+
+
 def test_no_arrow_runs_up_or_between_wings_of_one_height() -> None:
     imports = {str(p.relative_to(PACKAGE)): _imported(p) for p in MODULES}
     assert not _wrong_arrows(imports)
+
+
+def test_every_room_of_a_wing_with_rooms_has_a_height() -> None:
+    """A module or folder added to a wing with rooms is given its height (else no rule holds
+    it); the sibling folders are each a category with its record."""
+    for wing, rooms in ROOMS.items():
+        found = {p.name.removesuffix(".py") for p in (PACKAGE / wing).iterdir()
+                 if p.suffix == ".py" or (p / "__init__.py").is_file()} - {"__init__"}  # fmt: skip
+        assert found == set(rooms), (wing, found ^ set(rooms))
+    for wing, room in SIBLINGS:
+        folders = [p for p in (PACKAGE / wing / room).iterdir() if (p / "__init__.py").is_file()]
+        assert len(folders) >= 5 and all((f / "category.py").is_file() for f in folders)
+
+
+def test_perf_sanity_is_one_folder_reached_through_its_record() -> None:
+    """The perf-sanity path (submit.py's plan and argv, running it and taking back what it
+    wrote, reading its launch script back) lives in categories/perf_sanity/, and nothing
+    outside the folder imports it but the registry: emit reaches it through the category's
+    `submit`. (What eval reads too, a perf config's mode, is in resolution/perf_config.py.)"""
+    folder = "builders/categories/perf_sanity/"
+    outside = sorted(
+        str(p.relative_to(PACKAGE)) for p in MODULES
+        if not str(p.relative_to(PACKAGE)).startswith(folder)
+        and any(m.startswith("scriptast.builders.categories.perf_sanity") for m in _imported(p))
+    )  # fmt: skip
+    assert outside == ["builders/categories/__init__.py"]
+    names = {p.stem for p in (PACKAGE / folder).glob("*.py")}
+    assert {"submit_py", "launch_written", "launch_readback", "submit_argv", "submit_call",
+            "launch", "submit_plan", "fallback"} <= names  # fmt: skip
 
 
 def test_the_house_rule_sees_arrows_up_and_sideways() -> None:
@@ -151,8 +210,20 @@ def test_the_house_rule_sees_arrows_up_and_sideways() -> None:
         "readers/shellwords.py": {"scriptast.readers.linter.slurm_cli"},
         "readers/linter/lint.py": {"scriptast.readers.shellwords",
                                    "scriptast.readers.roundtrip.verify"},
+        "builders/categories/eval/work.py": {"scriptast.builders.categories.perf_sanity.work",
+                                             "scriptast.builders.categories",
+                                             "scriptast.builders.categories.eval.request",
+                                             "scriptast.builders.request.parts"},
+        "builders/categories/__init__.py": {"scriptast.builders.categories.eval.category"},
+        "builders/request/fields.py": {"scriptast.builders.categories"},
+        "builders/resolution/job.py": {"scriptast.builders.resolve",
+                                       "scriptast.builders.resolution.trail"},
     }  # fmt: skip
     assert _wrong_arrows(imports) == [
+        "builders/categories/eval/work.py -> scriptast.builders.categories",
+        "builders/categories/eval/work.py -> scriptast.builders.categories.perf_sanity.work",
+        "builders/request/fields.py -> scriptast.builders.categories",
+        "builders/resolution/job.py -> scriptast.builders.resolve",
         "builders/resolve.py -> scriptast (the public API is for users, not wings)",
         "emitters/bash.py -> scriptast.readers.roundtrip.verify",
         "executor/run.py -> scriptast.pipeline.sweep",

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.errors import InputError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from tests.site import Site

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.contract.measured import Measures
 from scriptast.pipeline.emit_job import generate, write_outputs
 from scriptast.results.judging import expected_figures

@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.categories.perf_sanity.launch_readback import (
+    LaunchError,
+    read_launch_script,
+)
+from scriptast.builders.read_request import build_request
 from scriptast.errors import ResolveError, ScriptastError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
-from scriptast.readers.linter.launch_readback import LaunchError, read_launch_script
 from tests.cases import CASES, DOCKER
 from tests.site import Site
 from tests.test_categories import run_case, site_fields
@@ -467,11 +470,66 @@ def test_sigterm_while_submit_py_runs_puts_everything_back(site: Site, tmp_path:
     assert not site.work("job").exists()
 
 
+def test_an_emit_killed_while_submit_py_runs_is_put_back_by_the_next_lock(
+    site: Site, tmp_path: Path
+) -> None:
+    """kill -9 runs no clean-up: the killed emit's note in work_dir's journal says how to put
+    back what submit.py was changing, and the next process to take the lock does it: the file
+    it rewrote in place has its bytes and mode again, the link set aside is back, what it made
+    is gone (the cluster folder created for it among them), and the note is removed."""
+    import signal
+    import stat
+    import time
+
+    from scriptast.workdir.journal import JOURNAL_PREFIX
+    from scriptast.workdir.write import work_dir_held
+
+    submit = site.repo / "jenkins/scripts/perf/local/submit.py"
+    submit.write_text(submit.read_text().replace(
+        '    prefix = args.test_prefix or f"{llm_src}/tests/integration/defs"',
+        "    import time; time.sleep(600)\n"
+        '    prefix = args.test_prefix or f"{llm_src}/tests/integration/defs"',
+    ))  # fmt: skip
+    work = site.work("job")
+    work.mkdir(parents=True)
+    earlier = work / "test_list.txt"
+    earlier.write_text("an earlier list\n")
+    earlier.chmod(0o600)
+    elsewhere = tmp_path / "elsewhere.sh"
+    elsewhere.write_text("not submit.py's\n")
+    (work / "slurm_launch.sh").symlink_to(elsewhere)
+    fields = {**CASES["perf_sanity_remote_slurm"], "remote_work_dir": None}
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(site_fields(site, {**fields, "execution_scenario": "local_slurm",
+                                                     "remote_home": None})))  # fmt: skip
+    process = subprocess.Popen([console_script(), "emit", "--request", str(request)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while earlier.read_text() == "an earlier list\n" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert earlier.read_text() != "an earlier list\n", "submit.py never rewrote test_list.txt"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
+    notes = [p.name for p in work.iterdir() if p.name.startswith(JOURNAL_PREFIX)]
+    assert len(notes) == 1, sorted(p.name for p in work.iterdir())
+    with work_dir_held(str(work)):
+        pass
+    assert earlier.read_text() == "an earlier list\n"
+    assert stat.S_IMODE(earlier.stat().st_mode) == 0o600
+    assert (work / "slurm_launch.sh").is_symlink()
+    assert os.readlink(work / "slurm_launch.sh") == str(elsewhere)
+    assert elsewhere.read_text() == "not submit.py's\n"
+    left = sorted(p.name for p in work.iterdir() if not p.name.startswith(".scriptast"))
+    assert left == ["slurm_launch.sh", "test_list.txt"]
+    assert not [p for p in work.iterdir() if p.name.startswith(JOURNAL_PREFIX)]
+
+
 def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
     """submit.py asks `sinfo -h -o %P` for the partitions (the default marked `*`) and
     `sinfo -p P -h -o %G` for a partition's gres; anything else fails as an unknown query."""
+    from scriptast.builders.categories.perf_sanity.submit_py import _shims
     from scriptast.cluster.slurm_env import load_slurm_env
-    from scriptast.pipeline.submit_py import _shims
 
     env = load_slurm_env(str(Path(__file__).parent.parent / "examples/slurm_env.json"), "test").env
     with _shims(env) as folder:
@@ -584,8 +642,8 @@ def test_the_cluster_name_reaches_submit_py(
 def test_the_scontrol_stand_in_answers_the_cluster_name(site: Site) -> None:
     """Without --cluster-name, upstream's submit.py asks `scontrol show config`; the stand-in
     scontrol answers ClusterName from slurm_env, so both ways agree."""
+    from scriptast.builders.categories.perf_sanity.submit_py import _shims
     from scriptast.cluster.slurm_env import load_slurm_env
-    from scriptast.pipeline.submit_py import _shims
 
     site.write_slurm_env(cluster_name="aws-cmh-cs-001")
     env = load_slurm_env(str(site.slurm_env), "test").env

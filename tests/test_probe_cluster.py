@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.pipeline.emit_job import generate
 from tests.cases import CASES
 from tests.site import Site

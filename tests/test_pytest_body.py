@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.resolution.resolve import resolve
+from scriptast.builders.resolve import resolve
 from scriptast.errors import ResolveError
 from tests.site import Site
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request.read import build_request
-from scriptast.builders.resolution.resolve import resolve
+from scriptast.builders.read_request import build_request
+from scriptast.builders.resolve import resolve
 from scriptast.errors import InputError, ResolveError
 from scriptast.pipeline.emit_job import generate
 from tests.cases import REMOTE

@@ -11,8 +11,7 @@ import pytest
 from scriptast.builders.categories.bench.work import last_bench_invocation, split_bench
 from scriptast.builders.categories.custom.work import parse_custom_env
 from scriptast.builders.categories.pytest.devices import devices_from_ids
-from scriptast.builders.categories.pytest.selection import find_test_target
-from scriptast.builders.request.read import build_request, read_request_file
+from scriptast.builders.read_request import build_request, read_request_file
 from scriptast.builders.resolution import image as image_rules
 from scriptast.builders.resolution.arch import normalize_arch, resolve_arch
 from scriptast.builders.resolution.commands import user_command
@@ -23,8 +22,9 @@ from scriptast.builders.resolution.model_name import (
 )
 from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
 from scriptast.builders.resolution.mounts import plan_mounts, remote_home
-from scriptast.builders.resolution.resolve import resolve
 from scriptast.builders.resolution.slurm_params import mpi_plugin, time_limit
+from scriptast.builders.resolution.test_ids import find_test_target
+from scriptast.builders.resolve import resolve
 from scriptast.cluster.slurm_env import load_slurm_env
 from scriptast.contract.axes import placement
 from scriptast.contract.slurm_env import Partition, Pmix, SlurmEnv
@@ -43,7 +43,7 @@ def job(site: Site, **fields: Any) -> Any:
 
 
 def test_request_has_every_seed_field() -> None:
-    from scriptast.builders.request.read import request_fields
+    from scriptast.builders.read_request import request_fields
 
     seed = [
         "workflow_type",
@@ -890,7 +890,8 @@ def test_model_dir_lookup_edges(tmp_path: Path) -> None:
 
 
 def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
-    from scriptast.builders.categories.pytest.devices import TestTarget, read_needs
+    from scriptast.builders.categories.pytest.devices import read_needs
+    from scriptast.builders.resolution.test_ids import TestTarget
 
     source = tmp_path / "test_edge.py"
     source.write_text(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.pipeline.emit_job import Output, generate, write_outputs
 from tests.cases import CASES
 from tests.shim_recorder import MPI_PREFIXES, Shims

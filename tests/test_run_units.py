@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scriptast.builders.categories.perf_sanity.launch_readback import read_launch_script
 from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.axes import ExecutionScenario, WorkflowType
 from scriptast.contract.run_record import RECORD_VERSION, JobState, RunRecord, Verdict
@@ -22,7 +23,6 @@ from scriptast.executor.job_files import LoadedJob, container_name, load_job, lo
 from scriptast.executor.log_verdict import LogScanner, judge
 from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
-from scriptast.readers.linter.launch_readback import read_launch_script
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose
 from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_code_signal

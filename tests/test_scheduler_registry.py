@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import scriptast
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.contract import axes
 from scriptast.contract.job_spec import JobLogs
 from scriptast.contract.run_record import JobState

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from scriptast import SbatchDirective, Script, cmd, emit
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.cluster.probe import probe
 from scriptast.errors import ResolveError
 from scriptast.pipeline.emit_job import Output, generate, write_outputs

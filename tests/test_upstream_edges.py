@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.resolution.resolve import resolve
+from scriptast.builders.resolve import resolve
 from scriptast.errors import ResolveError
 from tests.cases import DOCKER
 from tests.site import Site
@@ -17,7 +17,7 @@ from tests.test_perf_sanity import AGGR, _flags, _generate
 
 
 def _job(site: Site, **fields: Any) -> ResolvedJob:
-    from scriptast.builders.request.read import build_request
+    from scriptast.builders.read_request import build_request
 
     return resolve(
         build_request(site_fields(site, fields), {}), machine="x86_64", home=str(site.home)

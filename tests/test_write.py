@@ -16,14 +16,9 @@ from typing import Any
 import pytest
 
 from scriptast.pipeline.emit_job import generate, write_outputs
-from scriptast.workdir.write import (
-    COMMIT_PREFIX,
-    TEMP_PREFIX,
-    Interrupted,
-    WriteError,
-    work_dir_held,
-    write_all,
-)
+from scriptast.workdir.files import TEMP_PREFIX, WriteError
+from scriptast.workdir.journal import JOURNAL_PREFIX
+from scriptast.workdir.write import Interrupted, work_dir_held, write_all
 from tests.site import Site
 
 BENCH = "trtllm-bench --model org/{model} throughput --tp 2"
@@ -186,7 +181,7 @@ def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -
     code = (
         "import os, sys\n"
         "from scriptast.pipeline.emit_job import write_outputs\n"
-        "from scriptast.builders.request.read import build_request\n"
+        "from scriptast.builders.read_request import build_request\n"
         "from scriptast.pipeline.emit_job import generate\n"
         "real = os.replace\n"
         "def die(a, b):\n"
@@ -217,7 +212,7 @@ def test_a_kill_9_in_the_middle_leaves_a_set_the_next_emit_repairs(site: Site) -
 KILL_BEFORE_JOB_SPEC = (
     "import os, sys, json\n"
     "from scriptast.pipeline.emit_job import generate, write_outputs\n"
-    "from scriptast.builders.request.read import build_request\n"
+    "from scriptast.builders.read_request import build_request\n"
     "real = os.replace\n"
     "def die(a, b):\n"
     "    if str(b).endswith('job_spec.json'):\n"
@@ -262,7 +257,7 @@ def test_a_killed_emit_is_undone_before_run_or_emit_looks_at_the_folder(site: Si
         capture_output=True,
     )
     assert killed.returncode == -9
-    assert any(p.name.startswith(COMMIT_PREFIX) for p in work.iterdir())
+    assert any(p.name.startswith(JOURNAL_PREFIX) for p in work.iterdir())
     with work_dir_held(str(work)):
         pass
     # the killed emit's staged temporary stays until an emit sweeps temporaries; all else is back
@@ -331,3 +326,72 @@ def test_write_all_refuses_nothing_it_can_write(tmp_path: Path) -> None:
         str(tmp_path / "w"), [File(tmp_path / "w" / "a", "1"), File(tmp_path / "w" / "b", "2")]
     )
     assert snapshot_dir(tmp_path / "w") == {"a": b"1", "b": b"2"}
+
+
+def test_notes_left_by_earlier_releases_are_still_put_back(tmp_path: Path) -> None:
+    """An emit killed by a release before the one journal left `.scriptast_commit-*` (its
+    renames) or `.scriptast_undo-*` (what submit.py was changing): the next lock puts both
+    back by the same rules, and removes them."""
+    import json
+
+    from scriptast.workdir.journal import recover
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "run.slurm").write_text("new\n")
+    (work / ".scriptast-old-1-run.slurm").write_text("old\n")
+    (work / "test_list.txt").write_text("rewritten\n")
+    (work / "slurm_launch.sh").write_text("made by submit.py\n")
+    (work / ".scriptast_commit-7.json").write_text(json.dumps({
+        "renames": [[str(work / "run.slurm"), str(work / ".scriptast-old-1-run.slurm"), "x"]],
+        "retired": [], "folders": []}))  # fmt: skip
+    (work / ".scriptast_undo-7.json").write_text(json.dumps({
+        "folders": [str(work)], "names": ["slurm_launch.sh", "test_list.txt"],
+        "sub_folders": [], "before": [str(work / "test_list.txt")], "aside": [],
+        "backups": {str(work / "test_list.txt"): "ZWFybGllcgo="}}))  # fmt: skip
+    recover(str(work))
+    assert sorted(p.name for p in work.iterdir()) == ["run.slurm", "test_list.txt"]
+    assert (work / "run.slurm").read_text() == "old\n"
+    assert (work / "test_list.txt").read_text() == "earlier\n"
+
+
+def test_a_note_that_is_no_journal_is_removed_and_a_link_never_read(tmp_path: Path) -> None:
+    from scriptast.workdir.journal import JOURNAL_PREFIX, recover
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kept.txt").write_text("kept\n")
+    (work / f"{JOURNAL_PREFIX}9.json").write_text('{"type": "renames", "renames": 3}')
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"type": "renames", "renames": [], "retired": []}')
+    (work / f"{JOURNAL_PREFIX}10.json").symlink_to(outside)
+    recover(str(work))
+    assert sorted(p.name for p in work.iterdir()) == [f"{JOURNAL_PREFIX}10.json", "kept.txt"]
+    assert outside.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_note_another_user_wrote_is_never_acted_on(tmp_path: Path) -> None:
+    """A work dir shared with (or owned by) another user: a journal note they planted names
+    renames that would put their file in place of this user's; the lock's recovery leaves it."""
+    import json
+    import pwd
+
+    from scriptast.workdir.journal import JOURNAL_PREFIX, recover
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "run.slurm").write_text("mine\n")
+    (work / ".scriptast-old-1-run.slurm").write_text("planted\n")
+    note = work / f"{JOURNAL_PREFIX}5.json"
+    note.write_text(json.dumps({"type": "renames", "retired": [], "renames": [
+        [str(work / "run.slurm"), str(work / ".scriptast-old-1-run.slurm"), "x"]]}))  # fmt: skip
+    nobody = pwd.getpwnam("nobody")
+    os.chown(note, nobody.pw_uid, nobody.pw_gid)
+    recover(str(work))
+    assert (work / "run.slurm").read_text() == "mine\n"
+    assert note.exists()
+    os.chown(note, os.geteuid(), os.getegid())
+    recover(str(work))  # the same note, this user's: acted on
+    assert (work / "run.slurm").read_text() == "planted\n"
+    assert not note.exists()

@@ -159,7 +159,7 @@ def schema(name: SchemaName = typer.Argument(..., help="Which schema to print.")
     """Print a JSON Schema derived from scriptast's types."""
     import msgspec
 
-    from scriptast.builders.request.read import request_type
+    from scriptast.builders.read_request import request_type
     from scriptast.contract.job_spec import JobSpec
     from scriptast.contract.run_record import RunRecord
     from scriptast.contract.schemas import json_schema

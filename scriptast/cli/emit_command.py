@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
-    from scriptast.builders.request.read import build_request, read_request_file
+    from scriptast.builders.read_request import build_request, read_request_file
     from scriptast.errors import ScriptastError
 
     debug = bool(values.get("debug"))

@@ -157,7 +157,7 @@ NO_FLAG = ("env_check", "only_tests")
 
 
 def _request_flags() -> tuple[tuple[str, type, str, str], ...]:
-    from scriptast.builders.request.read import request_type
+    from scriptast.builders.read_request import request_type
 
     info = msgspec.inspect.type_info(request_type())
     assert isinstance(info, msgspec.inspect.StructType)

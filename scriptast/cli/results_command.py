@@ -170,7 +170,7 @@ def export_command(
                 for chunk in chunks:
                     sys.stdout.write(chunk)
             else:
-                from scriptast.workdir.write import replace_file_streamed
+                from scriptast.workdir.files import replace_file_streamed
 
                 replace_file_streamed(output, (chunk.encode() for chunk in chunks))
         return 0

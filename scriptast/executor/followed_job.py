@@ -40,7 +40,7 @@ from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader
 from scriptast.results.reference_file import Where
 from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
-from scriptast.workdir.write import replace_file
+from scriptast.workdir.files import replace_file
 
 """Where the wrapper of a process job writes its exit code, so another `scriptast watch` can
 read it after the process that ran it has gone."""

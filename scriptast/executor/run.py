@@ -38,7 +38,7 @@ from scriptast.results.store.history import HistoryBaseline
 from scriptast.results.store.location import Location, locate
 from scriptast.schedulers.backend import PROCESS, SchedulerClient
 from scriptast.schedulers.registry import scheduler
-from scriptast.workdir.write import replace_file
+from scriptast.workdir.files import replace_file
 
 
 class Console(msgspec.Struct, frozen=True):

@@ -10,11 +10,11 @@ from typing import Any
 import msgspec
 
 from scriptast.builders.categories import category
-from scriptast.builders.category import Category
+from scriptast.builders.category import Category, Submitted
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import kept_fields
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.builders.resolution.resolve import resolve
+from scriptast.builders.resolve import resolve
 from scriptast.common.file_names import check_inside
 from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.measured import Measures
@@ -24,11 +24,12 @@ from scriptast.emitters.quote import pyxis_mounts
 from scriptast.emitters.summary import emit_summary
 from scriptast.errors import InputError
 from scriptast.model.script import Script
-from scriptast.pipeline.file_set import JobFiles, Output, OutputFile
+from scriptast.pipeline.file_set import JobFiles, Output
 from scriptast.pipeline.spec_of_job import build_job_spec
 from scriptast.pipeline.verified_emit import emit
 from scriptast.schedulers.backend import Lowered
 from scriptast.schedulers.registry import scheduler
+from scriptast.workdir.write import OutputFile
 
 __all__ = ["JOB_SPEC", "Output", "OutputFile", "generate", "write_outputs"]
 
@@ -57,15 +58,31 @@ def generate(
         )
     _check_shell_text(job)
     if chosen.submit is not None:
-        from scriptast.pipeline.perf_launch import submitted
-
-        made = submitted(job, chosen.submit)
+        made = _taken_back(chosen.submit(job))
     else:
         assert chosen.steps is not None
         made = _lowered(
             job, scheduler(job.placement.scheduler).lower(job.plan(), chosen.steps(job))
         )
     return _finish(made, chosen)
+
+
+def _taken_back(written: Submitted) -> JobFiles:
+    """The files of a job whose launch script its category's submit program wrote: that
+    script last, and the others listed in job_spec as extra files."""
+    main = written.files[-1]
+    others = written.files[:-1]
+    return JobFiles(
+        job=written.job,
+        files=written.files,
+        main=main,
+        script_path=main.path,
+        extra=tuple(f.path for f in others),
+        destinations=written.destinations,
+        logs=written.launch.logs,
+        launch=written.launch,
+        submit_argv=written.submit_argv,
+    )
 
 
 def _lowered(job: ResolvedJob, lowered: Lowered) -> JobFiles:

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import msgspec
 
+from scriptast.builders.category import LaunchFacts
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.job_spec import JobLogs, JobSpec
 from scriptast.model.docker import DockerRun
-from scriptast.pipeline.spec_of_job import LaunchFacts
-
-
-class OutputFile(msgspec.Struct, frozen=True):
-    """One file to write: absolute path, text, executable bit."""
-
-    path: str
-    text: str
-    executable: bool = False
+from scriptast.workdir.write import OutputFile
 
 
 class JobFiles(msgspec.Struct, frozen=True, kw_only=True):

@@ -3,21 +3,11 @@ reads."""
 
 from __future__ import annotations
 
-import msgspec
-
-from scriptast.builders.category import Patterns
+from scriptast.builders.category import LaunchFacts, Patterns
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.axes import DOCKER
 from scriptast.contract.job_spec import JobLogs, JobSpec, Setup
 from scriptast.contract.measured import Measures
-
-
-class LaunchFacts(msgspec.Struct, frozen=True, kw_only=True):
-    """What a launch script written by submit.py says, for the fields that describe it."""
-
-    container_name: str | None
-    log_file_pattern: str
-    logs: JobLogs
 
 
 def build_job_spec(

@@ -7,8 +7,8 @@ import posixpath
 
 import msgspec
 
-from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import PytestRequest
 from scriptast.errors import InputError
 
 

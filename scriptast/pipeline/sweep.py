@@ -44,7 +44,7 @@ def read_lines(data: bytes) -> list[Line]:
 
 def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
     """The request of one line (flags apply to every line)."""
-    from scriptast.builders.request.read import build_request
+    from scriptast.builders.read_request import build_request
 
     try:
         fields = json.loads(line)

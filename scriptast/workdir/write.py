@@ -2,7 +2,8 @@
 rollback on any error, SIGINT or SIGTERM, so work_dir is either the new set or as it was.
 
 Temporary files and backups are named `.scriptast-*`; the next emit removes any a kill -9 left,
-after undoing the renames of an emit killed among them (its journal, `.scriptast_commit-*`).
+after undoing the renames of an emit killed among them (its note in work_dir's journal:
+scriptast.workdir.journal).
 """
 
 from __future__ import annotations
@@ -15,27 +16,26 @@ import os
 import posixpath
 import signal
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import msgspec
 
-from scriptast.common.new_files import created_anew
-from scriptast.common.text_files import regular_file_bytes
 from scriptast.errors import ScriptastError
+from scriptast.workdir.files import (
+    TEMP_PREFIX,
+    WriteError,
+    make_dirs,
+    regular_bytes,
+    remove_dirs,
+)
+from scriptast.workdir.journal import Renames, close_journal, open_journal, put_back, recover
 
-TEMP_PREFIX = ".scriptast-"
 LOCK_FILE = ".scriptast.lock"
-EMITTED_BYTES = 64 * 1024 * 1024
-"""No file an emit wrote (or a note it left) is larger."""
 LOCK_SECONDS = 120.0
 """How long an emit waits for another emit into the same work_dir (SCRIPTAST_LOCK_TIMEOUT)."""
 _SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 _POLL_SECONDS = 0.02
-
-
-class WriteError(ScriptastError):
-    """work_dir could not be written; it is as it was."""
 
 
 class Interrupted(ScriptastError):
@@ -51,6 +51,14 @@ class FileToWrite(Protocol):
     def text(self) -> str: ...
     @property
     def executable(self) -> bool: ...
+
+
+class OutputFile(msgspec.Struct, frozen=True):
+    """One file to write: absolute path, text, executable bit (a FileToWrite)."""
+
+    path: str
+    text: str
+    executable: bool = False
 
 
 def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") -> None:
@@ -112,38 +120,6 @@ def interrupted(pending: Pending, work_dir: str) -> None:
         )
 
 
-def make_dirs(work_dir: str) -> list[str]:
-    """Create work_dir and its missing parents; the ones created, outermost first."""
-    missing: list[str] = []
-    path = work_dir
-    while not os.path.lexists(path):
-        missing.append(path)
-        parent = posixpath.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    created: list[str] = []
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder)
-        except FileExistsError:
-            continue
-        except OSError as error:
-            remove_dirs(created)
-            raise WriteError(f"cannot create {folder}: {error.strerror}") from None
-        created.append(folder)
-    if not os.path.isdir(work_dir):
-        raise WriteError(f"work_dir {work_dir} exists and is not a directory")
-    return created
-
-
-def remove_dirs(created: list[str]) -> None:
-    """Remove the folders `make_dirs` created, innermost first, those that are empty again."""
-    for folder in reversed(created):
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
 @contextlib.contextmanager
 def _signals_held() -> Iterator[Pending]:
     """Hold SIGINT, SIGTERM and SIGHUP while writing (their handlers only note them); yield a check
@@ -201,8 +177,7 @@ def _locked(work_dir: str, pending: Pending) -> Iterator[None]:
                     f"{_lock_seconds():g} s; retry, or give each job its own work_dir"
                 )
             time.sleep(_POLL_SECONDS)
-        undo_killed_commits(work_dir)
-        undo_killed(work_dir)
+        recover(work_dir)
         yield
     finally:
         os.close(descriptor)
@@ -264,7 +239,7 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
     if not spec:
         return []
     try:
-        recorded = json.loads(_regular_bytes(posixpath.join(work_dir, spec))).get("files")
+        recorded = json.loads(regular_bytes(posixpath.join(work_dir, spec))).get("files")
     except (OSError, ValueError, AttributeError):
         return []
     if not isinstance(recorded, dict):
@@ -276,17 +251,12 @@ def _earlier_files(work_dir: str, spec: str, written: set[str]) -> list[str]:
         if "/" in name and os.path.islink(posixpath.join(work_dir, name.split("/")[0])):
             continue  # a folder that now points elsewhere: what is there is not ours
         try:
-            current = hashlib.sha256(_regular_bytes(posixpath.join(work_dir, name))).hexdigest()
+            current = hashlib.sha256(regular_bytes(posixpath.join(work_dir, name))).hexdigest()
         except OSError:
             continue
         if current == digest:
             stale.append(name)
     return stale
-
-
-def _regular_bytes(path: str) -> bytes:
-    """A regular file's bytes, never through a link nor from a FIFO (see regular_file_bytes)."""
-    return regular_file_bytes(path, EMITTED_BYTES, follow_links=False)[0]
 
 
 def _plain_relative(name: str) -> bool:
@@ -308,6 +278,7 @@ class _Change:
         self.retired: list[tuple[str, str]] = []
         self.folders: list[str] = []
         self.serial = 0
+        self.step: Renames | None = None
         self.journal: str | None = None
 
     def _temporary(self, kind: str, final: str) -> str:
@@ -362,13 +333,12 @@ class _Change:
         for name in retired_names:
             final = posixpath.join(self.work_dir, name)
             self.retiring.append((final, self._temporary("old", final)))
-        journal = Commit(
+        self.step = Renames(
             renames=tuple((f, self.backups[f], self.digests[f]) for _, f in self.staged),
             retired=tuple(self.retiring),
             folders=tuple(self.folders),
         )
-        self.journal = posixpath.join(self.work_dir, f"{COMMIT_PREFIX}{os.getpid()}.json")
-        replace_file(self.journal, msgspec.json.encode(journal))
+        self.journal = open_journal(self.work_dir, self.step)
 
     def retire(self, final: str, backup: str) -> None:
         try:
@@ -394,20 +364,14 @@ class _Change:
 
     def _close_journal(self) -> None:
         if self.journal is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.journal)
+            close_journal(self.journal)
             self.journal = None
 
     def rollback(self) -> None:
-        for final, backup in reversed(self.done):
-            with contextlib.suppress(OSError):
-                if backup is None:
-                    os.unlink(final)
-                else:
-                    os.replace(backup, final)
-        for final, backup in reversed(self.retired):
-            with contextlib.suppress(OSError):
-                os.replace(backup, final)
+        """Put back what was renamed and retired, by the journal's record (as the next emit
+        would, had this one been killed), and remove the temporaries and new folders."""
+        if self.step is not None:
+            put_back(self.step)
         for temporary, _ in self.staged:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -427,185 +391,3 @@ def _keep_copy(final: str, backup: str) -> None:
         os.link(final, backup, follow_symlinks=False)
     except OSError:
         os.rename(final, backup)
-
-
-def replace_file(path: str, text: str | bytes) -> None:
-    """Write `path` whole or not at all (a temporary beside it, fsync, rename), without the
-    work_dir lock: for a record that changes while its job runs. An emit that removes stale
-    temporaries meanwhile costs a retry, never a half-written file."""
-    folder, name = posixpath.split(path)
-    temporary = posixpath.join(folder, f"{TEMP_PREFIX}{name}.{os.getpid()}")
-    data = text.encode() if isinstance(text, str) else text
-    for attempt in range(3):
-        try:
-            descriptor = created_anew(temporary)  # this process's own name
-            try:
-                os.write(descriptor, data)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            os.replace(temporary, path)
-            return
-        except FileNotFoundError:
-            if attempt == 2:
-                raise WriteError(f"cannot write {path}: its temporary was removed") from None
-        except OSError as error:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise WriteError(f"cannot write {path}: {error.strerror}") from None
-
-
-def replace_file_streamed(path: str, chunks: Iterable[bytes]) -> None:
-    """Write `path` whole or not at all from chunks as they come (a large export never whole
-    in memory): a temporary beside it, fsync, rename; removed when anything fails."""
-    folder, name = posixpath.split(path)
-    temporary = posixpath.join(folder or ".", f"{TEMP_PREFIX}{name}.{os.getpid()}")
-    try:
-        descriptor = created_anew(temporary)
-    except OSError as error:
-        raise WriteError(f"cannot write {path}: {error.strerror}") from None
-    try:
-        try:
-            for chunk in chunks:
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(descriptor, view) :]
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise WriteError(f"cannot write {path}: {error.strerror}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-COMMIT_PREFIX = ".scriptast_commit-"
-"""An emit's journal of the renames it is making; the next emit (or run) that takes the lock
-undoes those of one that died among them."""
-
-
-class Commit(msgspec.Struct, frozen=True, kw_only=True):
-    """The renames of one emit: each file's final path, the backup of the file it replaces (None:
-    there was none) and the sha256 of the new text; each earlier file retired and its backup;
-    the folders it created."""
-
-    renames: tuple[tuple[str, str | None, str], ...]
-    retired: tuple[tuple[str, str], ...]
-    folders: tuple[str, ...] = ()
-
-
-def undo_killed_commits(work_dir: str) -> None:
-    """Put work_dir back as it was before an emit that died among its renames (this process
-    holds the lock, so the emit that wrote a journal found here is gone): each file it put in
-    place is the one it replaced again, or removed if it was new and is still as written; each
-    file it retired is back."""
-    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
-        notes = [e.path for e in entries if e.name.startswith(COMMIT_PREFIX) and e.is_file()]
-    for path in notes:
-        try:
-            commit = msgspec.json.decode(_regular_bytes(path), type=Commit)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            close_undo(path)
-            continue
-        _revert(commit)
-        close_undo(path)
-
-
-def _revert(commit: Commit) -> None:
-    for final, backup, digest in reversed(commit.renames):
-        with contextlib.suppress(OSError):
-            if backup is not None:
-                if os.path.lexists(backup):
-                    os.replace(backup, final)
-            elif hashlib.sha256(_regular_bytes(final)).hexdigest() == digest:
-                os.unlink(final)
-    for final, backup in reversed(commit.retired):
-        with contextlib.suppress(OSError):
-            if os.path.lexists(backup) and not os.path.lexists(final):
-                os.rename(backup, final)
-    remove_dirs(list(commit.folders))
-
-
-UNDO_PREFIX = ".scriptast_undo-"
-"""A note of how to put work_dir back after a step that writes into it (submit.py), left by
-an emit while the step runs; the next emit that takes the lock acts on any it finds."""
-
-
-class Undo(msgspec.Struct, frozen=True, kw_only=True):
-    """What a step may change in `folders`: files at `names`, and inside `sub_folders`; the
-    files there before (`before`, absolute paths), their bytes (`backups`), and the links set
-    aside meanwhile (`aside`: (where it is now, where it belongs))."""
-
-    folders: tuple[str, ...]
-    names: tuple[str, ...]
-    sub_folders: tuple[str, ...]
-    before: tuple[str, ...]
-    aside: tuple[tuple[str, str], ...]
-    backups: dict[str, bytes] = {}
-
-
-def open_undo(work_dir: str, undo: Undo, backups: dict[str, bytes]) -> str:
-    """Write the note (with the bytes of the files the step may rewrite); its path."""
-    path = posixpath.join(work_dir, f"{UNDO_PREFIX}{os.getpid()}.json")
-    note = msgspec.structs.replace(undo, backups=backups)
-    replace_file(path, msgspec.json.encode(note).decode())
-    return path
-
-
-def close_undo(path: str) -> None:
-    """The step ended and was put back (or taken) by its own emit: the note is not needed."""
-    with contextlib.suppress(OSError):
-        os.unlink(path)
-
-
-def undo_killed(work_dir: str) -> None:
-    """Put back what a killed emit's step left (this process holds the lock, so the emit that
-    wrote a note found here is gone): its new files removed, changed ones restored, links set
-    aside put back."""
-    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
-        notes = [e.path for e in entries if e.name.startswith(UNDO_PREFIX) and e.is_file()]
-    for path in notes:
-        try:
-            undo = msgspec.json.decode(_regular_bytes(path), type=Undo)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-            close_undo(path)
-            continue
-        _apply(undo)
-        close_undo(path)
-
-
-def _apply(undo: Undo) -> None:
-    before = set(undo.before)
-    for folder in undo.folders:
-        for name in undo.names:
-            found = posixpath.join(folder, name)
-            if found not in before and os.path.lexists(found) and not os.path.isdir(found):
-                with contextlib.suppress(OSError):
-                    os.unlink(found)
-        for sub in undo.sub_folders:
-            inside = posixpath.join(folder, sub)
-            if os.path.islink(inside) or not os.path.isdir(inside):
-                continue
-            with contextlib.suppress(OSError), os.scandir(inside) as entries:
-                for entry in list(entries):
-                    if entry.path not in before and not entry.is_dir(follow_symlinks=False):
-                        with contextlib.suppress(OSError):
-                            os.unlink(entry.path)
-            with contextlib.suppress(OSError):
-                os.rmdir(inside)
-    for path, data in undo.backups.items():
-        with contextlib.suppress(OSError):
-            descriptor = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-            with os.fdopen(descriptor, "wb") as stream:
-                stream.write(data)
-    for aside, path in undo.aside:
-        if os.path.lexists(aside):
-            with contextlib.suppress(OSError):
-                if os.path.lexists(path) and not os.path.isdir(path):
-                    os.unlink(path)
-                os.rename(aside, path)

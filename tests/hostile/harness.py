@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.errors import ScriptastError
 from scriptast.model.image_ref import image_problem
 from scriptast.pipeline.emit_job import Output, generate, write_outputs

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import example, given, settings, strategies as st
 
-from scriptast.builders.request.read import build_request
+from scriptast.builders.read_request import build_request
 from scriptast.errors import ScriptastError
 from scriptast.pipeline.emit_job import generate, write_outputs
 from tests.hostile.bad_inputs import base_fields

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scriptast.emitters.perf_argv import submit_argv
+from scriptast.builders.categories.perf_sanity.submit_argv import submit_argv
+from scriptast.builders.categories.perf_sanity.submit_call import PerfSubmit
 from scriptast.errors import ModelError, UnsupportedError
 from scriptast.model.slurm import PyxisContainer
-from scriptast.model.submit_call import PerfSubmit
 from tests.hostile.bad_inputs import base_fields
 
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")

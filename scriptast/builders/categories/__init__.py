@@ -1,7 +1,8 @@
 """The workflow categories, one folder each, and the registry that names them.
 
-A new category is a folder (its part of the request, its `Work` and rule, its steps, its
-`Category` record) plus one line below. `Category` is defined in `scriptast.builders.category`.
+A new category is a folder (its `Work` and rule, its steps, its `Category` record), its part of
+the request in `scriptast.builders.request.parts`, and one line below. Categories never import
+each other (`Category` and `HandOver` are in `scriptast.builders.category`).
 """
 
 from __future__ import annotations

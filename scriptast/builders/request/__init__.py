@@ -1,2 +1,2 @@
-"""The request: its shared fields and each category's part, read from a file and flags, and the
-values work_dir's job_spec.json forwards. Imports nothing of resolution or the categories."""
+"""The request: its shared fields, each category's part, and the values work_dir's job_spec.json
+forwards. The lowest room of the builders: imports nothing of resolution or the categories."""

@@ -38,7 +38,7 @@ from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail, streamed
 from scriptast.executor.log_verdict import LogScanner
 from scriptast.executor.options import RunOptions, Writer
 from scriptast.schedulers.backend import SchedulerClient
-from scriptast.workdir.write import replace_file
+from scriptast.workdir.files import replace_file
 
 FETCHABLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-*?[]/")
 

@@ -4,8 +4,6 @@ or a job on a remote cluster), and its first run record written before anything 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import posixpath
 from collections.abc import Callable
 
@@ -26,7 +24,9 @@ from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.session import Session
 from scriptast.schedulers.backend import PROCESS
 from scriptast.schedulers.registry import scheduler
-from scriptast.workdir.write import WriteError, replace_file, work_dir_held
+from scriptast.workdir.files import WriteError, replace_file
+from scriptast.workdir.journal import Replaced, put_back
+from scriptast.workdir.write import work_dir_held
 
 
 def uses_allocation(job: LoadedJob, options: RunOptions) -> bool:
@@ -135,12 +135,8 @@ def _journal(job: LoadedJob, options: RunOptions) -> bytes | None:
 
 
 def _restore(job: LoadedJob, before: bytes | None) -> None:
-    path = posixpath.join(job.work_dir, RUN_FILE)
-    with contextlib.suppress(OSError, WriteError):
-        if before is None:
-            os.unlink(path)
-        else:
-            replace_file(path, before)
+    """run.json as it was before a refused submission (work_dir's journal puts it back)."""
+    put_back(Replaced(path=posixpath.join(job.work_dir, RUN_FILE), before=before))
 
 
 def _record(followed: Followed) -> None:

@@ -1,2 +1,2 @@
-"""Category 6, bench: its part of the request, its rule (tp/pp/ep of the last trtllm-bench)
+"""Category 6, bench: its rule (tp/pp/ep of the last trtllm-bench)
 and its steps (prepare, run)."""

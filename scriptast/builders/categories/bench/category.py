@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.category import (
     Category,
     MeasuresRule,
@@ -11,6 +10,7 @@ from scriptast.builders.category import (
     ResolveRule,
     StepsRule,
 )
+from scriptast.builders.request.parts import BenchRequest
 
 WORK = "scriptast.builders.categories.bench.work"
 MEASURES = "scriptast.builders.categories.bench.measures"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import posixpath
 
-from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.categories.bench.work import last_bench_invocation
+from scriptast.builders.request.parts import BenchRequest
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.contract.measured import Measures
 from scriptast.readers.shellwords import flag_value, whole_flag

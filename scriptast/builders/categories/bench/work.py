@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import posixpath
 
-from scriptast.builders.categories.bench.request import BenchRequest
 from scriptast.builders.category import Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import BenchRequest
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
 from scriptast.builders.resolution.job import Work

@@ -1,2 +1,2 @@
-"""Category 3, custom: its part of the request, its rule and its steps (a generated runner
+"""Category 3, custom: its rule and its steps (a generated runner
 script)."""

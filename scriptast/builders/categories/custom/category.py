@@ -3,7 +3,6 @@ generated slurm_run_custom.sh."""
 
 from __future__ import annotations
 
-from scriptast.builders.categories.custom.request import CustomRequest
 from scriptast.builders.category import (
     Category,
     FolderRule,
@@ -12,6 +11,7 @@ from scriptast.builders.category import (
     ResolveRule,
     StepsRule,
 )
+from scriptast.builders.request.parts import CustomRequest
 
 WORK = "scriptast.builders.categories.custom.work"
 STEPS = "scriptast.builders.categories.custom.steps"

@@ -7,13 +7,13 @@ import math
 import posixpath
 from pathlib import Path
 
-from scriptast.builders.categories.custom.request import CustomRequest
 from scriptast.builders.category import (
     MountFolders,
     Resolution,
     SharedResolution,
 )
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import CustomRequest
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.parallelism import (

@@ -1,2 +1,2 @@
-"""Category 5, eval: its part of the request, its rule (single node, else the perf-sanity
-fallback) and its steps."""
+"""Category 5, eval: its rule (single node, else handed to perf_sanity)
+and its steps."""

@@ -3,7 +3,6 @@ one, the perf-sanity path with accuracy on."""
 
 from __future__ import annotations
 
-from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.category import (
     Category,
     MeasuresRule,
@@ -12,6 +11,7 @@ from scriptast.builders.category import (
     ResolveRule,
     StepsRule,
 )
+from scriptast.builders.request.parts import EvalRequest
 
 WORK = "scriptast.builders.categories.eval.work"
 MEASURES = "scriptast.builders.categories.eval.measures"

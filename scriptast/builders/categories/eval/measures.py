@@ -9,8 +9,8 @@ import json
 import os
 import posixpath
 
-from scriptast.builders.categories.eval.request import EvalRequest
 from scriptast.builders.categories.eval.work import EvalWork
+from scriptast.builders.request.parts import EvalRequest
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.measured import Measures

@@ -7,11 +7,9 @@ import math
 import posixpath
 from pathlib import Path
 
-from scriptast.builders.categories.eval.request import EvalRequest
-from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.categories.perf_sanity.work import eval_fallback
-from scriptast.builders.category import Resolution, SharedResolution
+from scriptast.builders.category import HandOver, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import EvalRequest, PerfSanityRequest
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
 from scriptast.builders.resolution.job import Work
@@ -65,8 +63,9 @@ def eval_parallelism(
     return result, per_node
 
 
-def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
-    """world_size from the command; past one node, the perf-sanity fallback (Slurm only)."""
+def resolve(facts: SharedResolution, trail: Trail) -> Resolution | HandOver:
+    """world_size from the command; past one node (or given a disaggregated config), handed
+    to perf_sanity, which runs it with accuracy on (Slurm only)."""
     request = facts.request
     eval_cmd = request.part(EvalRequest).eval_cmd
     assert eval_cmd is not None
@@ -95,14 +94,20 @@ def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
             else "disaggregated accuracy testing takes the perf-sanity path, as a multi-node "
             "eval does"
         )
-        work = eval_fallback(request, par, per_node, trail, why)
-        return Resolution(
-            work=work,
+        if not request.part(PerfSanityRequest).perf_config_yaml:
+            raise ResolveError(
+                f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
+                f"{per_node.value if per_node else '?'}), but trtllm-eval is single-node only; "
+                "pass --perf-config-yaml to run it through the perf-sanity path with "
+                "accuracy.enable_accuracy_test: true",
+                field="perf_config_yaml",
+            )
+        return HandOver(
+            to="perf_sanity",
+            why=why,
             parallelism=par,
-            derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
-            world_source="required_devices",
             gpus_per_node=per_node,
-            gres_need=None,
+            derived_name=names.from_model_flag(eval_cmd, "eval_cmd"),
         )
     config = request.part(PerfSanityRequest).perf_config_yaml
     if config:
@@ -129,7 +134,7 @@ def _disaggregated_config(request: Request) -> str | None:
     given = request.part(PerfSanityRequest).perf_config_yaml
     if not given:
         return None
-    from scriptast.builders.categories.perf_sanity.submit_plan import load_config, runtime_mode
+    from scriptast.builders.resolution.perf_config import load_config, runtime_mode
 
     path = require_file(given, "perf_config_yaml")
     return path if runtime_mode(load_config(path), path) == "disaggregated" else None

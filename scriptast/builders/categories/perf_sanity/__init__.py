@@ -1,2 +1,2 @@
-"""Category 4, perf_sanity: its part of the request, submit.py's plan, and the multi-node
-eval fallback's accuracy config."""
+"""Category 4, perf_sanity: submit.py's plan, and the eval it takes over (a multi-node
+one, or one given a disaggregated config) with its accuracy config."""

@@ -4,13 +4,20 @@ too."""
 
 from __future__ import annotations
 
-from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.category import Category, MeasuresRule, Patterns, ResolveRule, SubmitRule
+from scriptast.builders.category import (
+    Category,
+    MeasuresRule,
+    Patterns,
+    ResolveRule,
+    SubmitRule,
+    TakeOverRule,
+)
+from scriptast.builders.request.parts import PerfSanityRequest
 from scriptast.contract.axes import SLURM
 from scriptast.contract.job_spec import LAUNCH_SCRIPT_CANCELS
 
 WORK = "scriptast.builders.categories.perf_sanity.work"
-LAUNCH = "scriptast.builders.categories.perf_sanity.launch"
+LAUNCH_WRITTEN = "scriptast.builders.categories.perf_sanity.launch_written"
 MEASURES = "scriptast.builders.categories.perf_sanity.measures"
 
 CATEGORY = Category(
@@ -44,7 +51,8 @@ CATEGORY = Category(
     request_part=PerfSanityRequest,
     patterns=Patterns(success=("8_done_", "completed successfully"), failure=("FAILED", "Error")),
     resolve=ResolveRule(WORK, "resolve"),
-    submit=SubmitRule(LAUNCH, "plan_submit"),
+    take_over=TakeOverRule(WORK, "take_over"),
+    submit=SubmitRule(LAUNCH_WRITTEN, "submitted"),
     measures=MeasuresRule(MEASURES, "measures"),
     only_on=SLURM,
     allocation_refusal=LAUNCH_SCRIPT_CANCELS,

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from scriptast.builders.categories.perf_sanity.submit_plan import load_config, runtime_mode
+from scriptast.builders.resolution.perf_config import load_config, runtime_mode
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import flag_value, words
 

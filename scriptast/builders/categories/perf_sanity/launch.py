@@ -7,6 +7,12 @@ import posixpath
 from pathlib import Path
 
 from scriptast.builders.categories.perf_sanity.custom_configs import localized
+from scriptast.builders.categories.perf_sanity.submit_call import (
+    ConfigCopy,
+    PerfSubmit,
+    ScriptCopy,
+    SubmitPlan,
+)
 from scriptast.builders.categories.perf_sanity.submit_plan import (
     DRAFT,
     INSTALL_SH,
@@ -16,17 +22,15 @@ from scriptast.builders.categories.perf_sanity.submit_plan import (
     check_passable,
     cluster_name_of,
     config_of_test_id,
-    load_config,
     local_file,
-    runtime_mode,
 )
 from scriptast.builders.categories.perf_sanity.work import PerfWork
 from scriptast.builders.resolution.job import ResolvedJob
+from scriptast.builders.resolution.perf_config import load_config, runtime_mode
 from scriptast.common.file_names import check_component
 from scriptast.common.text_files import read_text_file
 from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.errors import ResolveError
-from scriptast.model.submit_call import ConfigCopy, PerfSubmit, ScriptCopy, SubmitPlan
 
 
 def plan_submit(job: ResolvedJob, launch_sh: str) -> SubmitPlan:

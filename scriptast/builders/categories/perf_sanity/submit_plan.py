@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from typing import Any
 
+from scriptast.builders.categories.perf_sanity.submit_call import PerfSubmit
 from scriptast.builders.resolution.job import ResolvedJob
-from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
-from scriptast.model.submit_call import PerfSubmit
 
 LAUNCH_SH = "slurm_launch.sh"
 RUN_SH = "slurm_run.sh"
@@ -25,34 +23,6 @@ CONFIG_FOLDERS = {
 }
 DRAFT = "jenkins/scripts/perf/{mode}/slurm_launch_draft.sh"
 PRECHECK = "tests/scripts/perf-sanity/cache_transceiver_precheck"
-
-
-def load_config(path: str) -> dict[str, Any]:
-    """A perf-sanity config file as a mapping, or ResolveError naming the file."""
-    from scriptast.common.bounded_yaml import BoundedYamlError, load_bounded
-
-    try:
-        data = load_bounded(read_text_file(path, "perf_config_yaml"))[0]
-    except BoundedYamlError as error:
-        raise ResolveError(
-            f"perf_config_yaml {path} is not YAML: {error}", field="perf_config_yaml"
-        ) from None
-    if not isinstance(data, dict):
-        raise ResolveError(f"perf_config_yaml {path} must hold a mapping", field="perf_config_yaml")
-    return data
-
-
-def runtime_mode(config: dict[str, Any], path: str) -> str:
-    """`disaggregated` for a config with worker_config, `aggregated` for server_configs."""
-    if "worker_config" in config:
-        return "disaggregated"
-    if "server_configs" in config:
-        return "aggregated"
-    raise ResolveError(
-        f"perf_config_yaml {path} has neither worker_config (disaggregated) nor server_configs "
-        "(aggregated): it is not a perf-sanity config",
-        field="perf_config_yaml",
-    )
 
 
 def cluster_name_of(job: ResolvedJob) -> tuple[str | None, str]:

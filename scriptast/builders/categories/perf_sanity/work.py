@@ -1,18 +1,17 @@
 """perf_sanity's work and rule: what submit.py is given (a config and its server, or a perf-sanity
-test id), sized by submit.py from the config; and a multi-node eval's fallback onto this path."""
+test id), sized by submit.py from the config; and the eval handed over to this path."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from scriptast.builders.categories.eval.request import EvalRequest
-from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.categories.pytest.request import PytestRequest
-from scriptast.builders.category import Resolution, SharedResolution
+from scriptast.builders.category import HandOver, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import EvalRequest, PerfSanityRequest, PytestRequest
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
+from scriptast.builders.resolution.test_ids import find_test_target
 from scriptast.builders.resolution.trail import Trail
 from scriptast.common.text_files import require_file
 from scriptast.contract.axes import WorkflowType
@@ -57,8 +56,6 @@ def _plan(request: Request, trail: Trail) -> tuple[PerfWork, str, str]:
         return work, names.from_config(config), f"from the perf config {Path(config).name}"
     test_cmd = request.part(PytestRequest).test_cmd
     if request.workflow_type is WorkflowType.pytest and test_cmd:
-        from scriptast.builders.categories.pytest.selection import find_test_target
-
         target = find_test_target(test_cmd)
         test_list = "::".join([target.path, *target.names]) + (
             f"[{target.param_id}]" if target.param_id else ""
@@ -90,23 +87,16 @@ def resolve(facts: SharedResolution, trail: Trail) -> Resolution:
     )
 
 
-def eval_fallback(
-    request: Request, par: Parallelism, per_node: Sourced | None, trail: Trail, why: str
-) -> PerfWork:
-    """A multi-node eval, or one given a disaggregated config: not a Category 5 script but the
-    perf-sanity path with accuracy on (`why` says which)."""
-    if not request.part(PerfSanityRequest).perf_config_yaml:
-        raise ResolveError(
-            f"eval world_size = {par.world_size} needs {par.nodes} nodes (gpus_per_node = "
-            f"{per_node.value if per_node else '?'}), but trtllm-eval is single-node only; pass "
-            "--perf-config-yaml to run it through the perf-sanity path with "
-            "accuracy.enable_accuracy_test: true",
-            field="perf_config_yaml",
-        )
+def take_over(facts: SharedResolution, trail: Trail, handed: HandOver) -> Resolution:
+    """A multi-node eval, or one given a disaggregated config (`handed.why` says which): not a
+    Category 5 script but the perf-sanity path with accuracy on, the eval's task run by the
+    config's lm_eval."""
     from scriptast.builders.categories.perf_sanity.fallback import plan_fallback, read_eval_ask
 
-    config = require_file(request.part(PerfSanityRequest).perf_config_yaml, "perf_config_yaml")
-    trail.add("category", "perf_sanity", why)
+    request = facts.request
+    config = require_file(request.part(PerfSanityRequest).perf_config_yaml or "",
+                          "perf_config_yaml")  # fmt: skip
+    trail.add("category", "perf_sanity", handed.why)
     eval_cmd = request.part(EvalRequest).eval_cmd
     assert eval_cmd is not None
     test_name = request.part(PerfSanityRequest).perf_test_name
@@ -114,10 +104,18 @@ def eval_fallback(
     trail.add("accuracy_task", plan.task, "the eval command's task, run by the config's lm_eval")
     for warning in plan.warnings:
         trail.warn(warning)
-    return PerfWork(
+    work = PerfWork(
         submit_py=_submit_py(request),
         config_file=config,
         test_name=plan.test_name,
         accuracy=True,
         accuracy_task=plan.task,
+    )
+    return Resolution(
+        work=work,
+        parallelism=handed.parallelism,
+        derived_name=handed.derived_name,
+        world_source="required_devices",
+        gpus_per_node=handed.gpus_per_node,
+        gres_need=None,
     )

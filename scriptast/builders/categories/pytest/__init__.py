@@ -1,2 +1,2 @@
-"""Category 2, pytest: its part of the request, its rule and steps, and the readers of test
+"""Category 2, pytest: its rule and steps, and the readers of test
 files (selection, marks, what a test body demands)."""

@@ -3,7 +3,6 @@ test's marks, id and body."""
 
 from __future__ import annotations
 
-from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.category import (
     Category,
     FolderRule,
@@ -14,6 +13,7 @@ from scriptast.builders.category import (
     ResolveRule,
     StepsRule,
 )
+from scriptast.builders.request.parts import PytestRequest
 
 WORK = "scriptast.builders.categories.pytest.work"
 STEPS = "scriptast.builders.categories.pytest.steps"

@@ -13,19 +13,12 @@ from pathlib import Path
 
 import msgspec
 
+from scriptast.builders.resolution.test_ids import TestTarget
 from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
 
 DEVICE_MARK = "skip_less_device"
 RANKS_MARK = "skip_less_mpi_world_size"
-
-
-class TestTarget(msgspec.Struct, frozen=True):
-    """A test id from test_cmd: file path as written, class/function names, the param id."""
-
-    path: str
-    names: tuple[str, ...]
-    param_id: str | None
 
 
 class Need(msgspec.Struct, frozen=True):

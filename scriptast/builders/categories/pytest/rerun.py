@@ -11,9 +11,9 @@ from scriptast.builders.categories.pytest.selection import (
     DEFS,
     NARROWING,
     WITH_VALUE,
-    parse_target,
     read_selection,
 )
+from scriptast.builders.resolution.test_ids import parse_target
 from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import Token, tokenize

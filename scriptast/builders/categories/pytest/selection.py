@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders.categories.pytest.devices import TestTarget
+from scriptast.builders.resolution.test_ids import TestTarget, parse_target
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import words
 
@@ -45,31 +45,6 @@ class Selection(msgspec.Struct, frozen=True):
     uninspected: tuple[str, ...]
     folders: tuple[str, ...]
     cd: str | None = None
-
-
-def parse_target(word: str) -> TestTarget | None:
-    """`path.py[::Class][::test[param]]` as a target, else None."""
-    path, _, rest = word.partition("::")
-    if not path.endswith(".py"):
-        return None
-    names = tuple(n for n in rest.split("::") if n) if rest else ()
-    param_id = None
-    if names and "[" in names[-1] and names[-1].endswith("]"):
-        last, _, bracket = names[-1].partition("[")
-        names = (*names[:-1], last)
-        param_id = bracket[:-1]
-    return TestTarget(path, names, param_id)
-
-
-def find_test_target(test_cmd: str) -> TestTarget:
-    """The first word of test_cmd that names a .py file (with an optional ::test id)."""
-    for word in words(test_cmd, "test_cmd"):
-        target = parse_target(word)
-        if target is not None:
-            return target
-    raise ResolveError(
-        f"test_cmd {test_cmd!r} names no test file (a path ending in .py)", field="test_cmd"
-    )
 
 
 def leading_cd(test_cmd: str) -> str | None:

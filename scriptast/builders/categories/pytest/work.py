@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from scriptast.builders.categories.perf_sanity.request import PerfSanityRequest
-from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.category import MountFolders, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
+from scriptast.builders.request.parts import PerfSanityRequest, PytestRequest
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.commands import user_command
 from scriptast.builders.resolution.job import ResolvedJob, Work

@@ -14,8 +14,8 @@ from scriptast.builders.categories.pytest.ci.conditions import stage_query
 from scriptast.builders.categories.pytest.ci.stages import Stage, find_stage
 from scriptast.builders.categories.pytest.ci.testdb_match import select
 from scriptast.builders.categories.pytest.ci.waives import check_waives, default_waives
-from scriptast.builders.categories.pytest.request import PytestRequest
 from scriptast.builders.categories.pytest.selection import DEFS
+from scriptast.builders.request.parts import PytestRequest
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import InputError

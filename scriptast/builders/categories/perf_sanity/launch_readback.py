@@ -8,8 +8,8 @@ import re
 
 import msgspec
 
+from scriptast.builders.categories.perf_sanity.submit_call import PerfSubmit
 from scriptast.errors import ScriptastError
-from scriptast.model.submit_call import PerfSubmit
 from scriptast.readers.linter.lint import read_directives
 from scriptast.readers.linter.script_commands import commands_named
 from scriptast.readers.shellwords import Token, flag_value, tokenize

@@ -20,20 +20,25 @@ from collections.abc import Iterator, Sequence
 
 import msgspec
 
+from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.slurm_env import SlurmEnv
+from scriptast.emitters.bash import BashEmitter
 from scriptast.errors import ResolveError
 from scriptast.model.script import Script
 from scriptast.model.statements import Comment, If, ShellStatement, cmd
 from scriptast.model.words import Param
-from scriptast.pipeline.verified_emit import emit
-from scriptast.workdir.write import (
-    Pending,
-    WriteError,
-    interrupted,
-    make_dirs,
-    remove_dirs,
-    work_dir_held,
+from scriptast.readers.roundtrip.verify import verify_emitted
+from scriptast.workdir.files import WriteError, make_dirs
+from scriptast.workdir.journal import (
+    ProgramWrites,
+    Signature,
+    close_journal,
+    inventory,
+    listing,
+    open_journal,
+    put_back,
 )
+from scriptast.workdir.write import Pending, interrupted, work_dir_held
 
 SUBMIT_SECONDS = 300
 _POLL_SECONDS = 0.05
@@ -64,10 +69,9 @@ class SubmitPyWrites(msgspec.Struct, frozen=True, kw_only=True):
     names: frozenset[str]
     folders: frozenset[str]
 
-    def owns(self, relative: str) -> bool:
-        """`relative` (a name, or `folder/name`) is one of submit.py's."""
-        head, _, rest = relative.partition("/")
-        return head in self.folders if rest else relative in self.names | self.folders
+    def listed(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Its names and its sub-folders, as work_dir's journal lists them."""
+        return tuple(sorted(self.names)), tuple(sorted(self.folders))
 
 
 class StagedConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,9 +103,7 @@ def run_submit(
     with (
         work_dir_held(work_dir) as pending,
         _shims(slurm_env) as shim_dir,
-        _links_aside(folders, owned) as aside,
-        _restored(folders, owned, {w.path for w in watched if w.remote}) as before,
-        _journal(work_dir, folders, owned, before, aside),
+        _put_back_after(work_dir, folders, owned, {w.path for w in watched if w.remote}) as before,
     ):
         for item in staged:
             descriptor = os.open(
@@ -178,46 +180,13 @@ def _last_line(result: subprocess.CompletedProcess[str]) -> str:
     return "it printed nothing"
 
 
-Signature = tuple[int, int, int, int]
-
-
-def _inventory(folder: str, owned: SubmitPyWrites) -> dict[str, Signature]:
-    """submit.py's files in `folder` and its sub-folders: relative path -> (inode, size, mtime,
-    mode)."""
-    found: dict[str, Signature] = {}
-    for relative in _listing(folder, owned):
-        try:
-            info = os.lstat(posixpath.join(folder, relative))
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            found[relative] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
-    return found
-
-
-def _listing(folder: str, owned: SubmitPyWrites) -> list[str]:
-    """The entries at submit.py's names in `folder` (its sub-folders' entries, a link at one
-    of them as itself)."""
-    names: list[str] = []
-    with contextlib.suppress(OSError), os.scandir(folder) as entries:
-        for entry in entries:
-            if not owned.owns(entry.name):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                with contextlib.suppress(OSError), os.scandir(entry.path) as inner:
-                    names += [f"{entry.name}/{e.name}" for e in inner]
-            else:
-                names.append(entry.name)
-    return sorted(names)
-
-
 def _changed(
     folder: WatchedFolder, before: dict[str, Signature], owned: SubmitPyWrites
 ) -> list[SubmitPyFile]:
     from scriptast.common.text_files import read_text_file
 
     taken = []
-    for relative, signature in sorted(_inventory(folder.path, owned).items()):
+    for relative, signature in sorted(inventory(folder.path, *owned.listed()).items()):
         if before.get(relative) == signature:
             continue
         path = posixpath.join(folder.path, relative)
@@ -230,66 +199,81 @@ def _changed(
     return taken
 
 
-class _Backup(msgspec.Struct, frozen=True):
-    data: bytes
-    mode: int
-
-
 LINK_ASIDE = ".link-set-aside-by-scriptast-"
+MOST_BACKUP_BYTES = 1 << 20
+"""A file submit.py may rewrite in place is kept up to this size (a log or a data file is
+larger, and submit.py writes none)."""
 
 
 @contextlib.contextmanager
-def _links_aside(folders: list[str], owned: SubmitPyWrites) -> Iterator[list[tuple[str, str]]]:
-    """Symbolic links in the folders submit.py writes into (top level, and inside their real
-    sub-folders) moved aside while it runs, and put back after: submit.py opens its files for
-    writing, which would follow a link planted at one of their names out of work_dir."""
-    moved: list[tuple[str, str]] = []
-    try:
-        for folder in folders:
-            for relative in _listing(folder, owned):
-                path = posixpath.join(folder, relative)
-                if os.path.islink(path):
-                    folder_of, name = posixpath.split(path)
-                    aside = posixpath.join(folder_of, LINK_ASIDE + name)
-                    os.rename(path, aside)
-                    moved.append((aside, path))
-        yield moved
-    finally:
-        for aside, path in reversed(moved):
-            with contextlib.suppress(OSError):
-                if os.path.lexists(path) and not os.path.isdir(path):
-                    os.unlink(path)
-                os.rename(aside, path)
-
-
-@contextlib.contextmanager
-def _restored(
-    folders: list[str], owned: SubmitPyWrites, cluster_paths: set[str]
+def _put_back_after(
+    work_dir: str, folders: list[str], owned: SubmitPyWrites, cluster_paths: set[str]
 ) -> Iterator[dict[str, dict[str, Signature]]]:
-    """Yield each folder's inventory of submit.py's files; afterwards remove what is new of
-    them, put back what changed, and remove the folders (and parents) that did not exist.
-    `cluster_paths` are folders that stand for a cluster path (remote_slurm's work dir)."""
-    created: list[list[str]] = []
+    """The folders submit.py writes into, made if missing, its files there listed (yielded,
+    folder by folder) and kept, and symbolic links at its names set aside (submit.py opens its
+    files for writing, which would follow a link out of work_dir), all recorded in work_dir's
+    journal before it runs; afterwards this process puts them back by that record, as the next
+    emit would had this one been killed. `cluster_paths` are folders that stand for a cluster
+    path (remote_slurm's work dir)."""
+    names, sub_folders = owned.listed()
+    created: list[str] = []
+    aside: list[tuple[str, str]] = []
+    step: ProgramWrites | None = None
+    note: str | None = None
     try:
         for folder in folders:
-            created.append(_made_here(folder, folder in cluster_paths))
-    except WriteError:
-        for folders_made in reversed(created):
-            remove_dirs(folders_made)
-        raise
-    before = {folder: _inventory(folder, owned) for folder in folders}
-    backups = {
-        posixpath.join(folder, relative): _backup(posixpath.join(folder, relative))
-        for folder in folders
-        for relative in before[folder]
-    }
-    try:
+            created += _made_here(folder, folder in cluster_paths)
+        for folder in folders:
+            _set_links_aside(folder, names, sub_folders, aside)
+        before = {folder: inventory(folder, names, sub_folders) for folder in folders}
+        step = ProgramWrites(
+            folders=tuple(folders), names=names, sub_folders=sub_folders,
+            before={posixpath.join(f, r): signature for f in folders
+                    for r, signature in before[f].items()},
+            backups=_backups(folders, before), aside=tuple(aside), created=tuple(created),
+        )  # fmt: skip
+        note = open_journal(work_dir, step)
         yield before
     finally:
-        for folder in folders:
-            _put_back(folder, before[folder], backups, owned)
-        for folders_made in reversed(created):
-            remove_dirs(folders_made)
+        put_back(
+            step
+            or ProgramWrites(
+                folders=(),
+                names=names,
+                sub_folders=sub_folders,
+                before={},
+                aside=tuple(aside),
+                created=tuple(created),
+            )
+        )
+        if note is not None:
+            close_journal(note)
+
+
+def _set_links_aside(folder: str, names: tuple[str, ...], sub_folders: tuple[str, ...],
+                     aside: list[tuple[str, str]]) -> None:  # fmt: skip
+    """Move each symbolic link at one of submit.py's names (top level, and inside its real
+    sub-folders) aside, noting each in `aside` as it goes."""
+    for relative in listing(folder, names, sub_folders):
+        path = posixpath.join(folder, relative)
+        if os.path.islink(path):
+            folder_of, name = posixpath.split(path)
+            moved = posixpath.join(folder_of, LINK_ASIDE + name)
+            os.rename(path, moved)
+            aside.append((moved, path))
+
+
+def _backups(folders: list[str], before: dict[str, dict[str, Signature]]) -> dict[str, bytes]:
+    """The bytes of each file submit.py may rewrite in place (it opens with "w")."""
+    kept = {}
+    for folder in folders:
+        for relative, signature in before[folder].items():
+            path = posixpath.join(folder, relative)
+            if signature[1] > MOST_BACKUP_BYTES:
+                continue
+            with contextlib.suppress(OSError):
+                kept[path] = regular_file_bytes(path, MOST_BACKUP_BYTES, follow_links=False)[0]
+    return kept
 
 
 def _made_here(folder: str, cluster_path: bool) -> list[str]:
@@ -308,74 +292,13 @@ def _made_here(folder: str, cluster_path: bool) -> list[str]:
         ) from None
 
 
-def _backup(path: str) -> _Backup | None:
-    """The bytes of a file that submit.py may rewrite in place (it opens with "w")."""
-    try:
-        if os.path.getsize(path) > 1 << 20:
-            return None  # a log or a data file: submit.py writes none of those
-        with open(path, "rb") as stream:
-            return _Backup(stream.read(), os.stat(path).st_mode)
-    except OSError:
-        return None
-
-
-def _put_back(
-    folder: str,
-    before: dict[str, Signature],
-    backups: dict[str, _Backup | None],
-    owned: SubmitPyWrites,
-) -> None:
-    for relative, signature in _inventory(folder, owned).items():
-        path = posixpath.join(folder, relative)
-        if relative not in before:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        elif before[relative] != signature and backups.get(path) is not None:
-            backup = backups[path]
-            assert backup is not None
-            with contextlib.suppress(OSError):
-                descriptor = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-                with os.fdopen(descriptor, "wb") as stream:
-                    stream.write(backup.data)
-                os.chmod(path, stat.S_IMODE(backup.mode))
-    with contextlib.suppress(OSError), os.scandir(folder) as entries:
-        for entry in entries:
-            if owned.owns(entry.name) and entry.is_dir(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    os.rmdir(entry.path)
-
-
-@contextlib.contextmanager
-def _journal(
-    work_dir: str,
-    folders: list[str],
-    owned: SubmitPyWrites,
-    before: dict[str, dict[str, Signature]],
-    aside: list[tuple[str, str]],
-) -> Iterator[None]:
-    """While submit.py runs, a note in work_dir of how to put its folders back, which the next
-    emit acts on if this one is killed (kill -9 runs no clean-up)."""
-    from scriptast.workdir.write import Undo, close_undo, open_undo
-
-    backups = {}
-    for folder in folders:
-        for relative in before[folder]:
-            path = posixpath.join(folder, relative)
-            saved = _backup(path)
-            if saved is not None:
-                backups[path] = saved.data
-    undo = Undo(
-        folders=tuple(folders),
-        names=tuple(sorted(owned.names)),
-        sub_folders=tuple(sorted(owned.folders)),
-        before=tuple(posixpath.join(f, r) for f in folders for r in before[f]),
-        aside=tuple(aside),
-    )
-    note = open_undo(work_dir, undo, backups)
-    try:
-        yield
-    finally:
-        close_undo(note)
+def _verified(script: Script) -> str:
+    """The shim's bash text, read back and checked against its model as every emitted script
+    is."""
+    emitter = BashEmitter()
+    composition = emitter.compose(script)
+    verify_emitted(composition.text, script, emitter, composition)
+    return composition.text
 
 
 @contextlib.contextmanager
@@ -426,5 +349,5 @@ def shim_script(name: str, cases: list[tuple[str, list[str]]]) -> Script:
 def _write_shim(folder: str, name: str, cases: list[tuple[str, list[str]]]) -> None:
     path = posixpath.join(folder, name)
     with open(path, "w", encoding="utf-8") as stream:
-        stream.write(emit(shim_script(name, cases)))
+        stream.write(_verified(shim_script(name, cases)))
     os.chmod(path, 0o755)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from scriptast.builders.categories.perf_sanity.submit_call import PerfSubmit
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.errors import UnsupportedError
-from scriptast.model.submit_call import PerfSubmit
 
 
 def submit_argv(submit: PerfSubmit) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from scriptast.builders.missing_fields import ALWAYS, check_missing
 from scriptast.builders.request.fields import (
     ENV_CHECK_FIELDS,
     HOST_PATH_FIELDS,
@@ -22,7 +23,6 @@ from scriptast.builders.request.fields import (
     Request,
     RequestPart,
 )
-from scriptast.builders.request.missing import ALWAYS, check_missing
 from scriptast.common.file_names import NAME_MAX
 from scriptast.common.suggest import did_you_mean, shown
 from scriptast.common.text_files import decode_utf8, file_bytes

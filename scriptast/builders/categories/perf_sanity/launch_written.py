@@ -1,40 +1,44 @@
 """A job whose launch script submit.py writes: run it with the final paths under the work_dir
-lock (scriptast.pipeline.submit_py takes what it wrote back and puts the disk back), then read the
-launch script for the values job_spec.json and the summary report."""
+lock (submit_py.py takes what it wrote back and puts the disk back), then read the launch
+script for the values job_spec.json and the summary report. The category's `submit`."""
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
 
 import msgspec
 
+from scriptast.builders.categories.perf_sanity.config_text import emit_perf_config
+from scriptast.builders.categories.perf_sanity.launch import plan_submit
+from scriptast.builders.categories.perf_sanity.launch_readback import read_launch_script, unexpected
+from scriptast.builders.categories.perf_sanity.submit_argv import submit_argv
 from scriptast.builders.categories.perf_sanity.submit_plan import (
     LAUNCH_SH,
     SUBMIT_WRITES,
     cluster_name_of,
     precheck_path,
 )
+from scriptast.builders.categories.perf_sanity.submit_py import (
+    StagedConfig,
+    SubmitPyWrites,
+    WatchedFolder,
+    run_submit,
+)
+from scriptast.builders.category import LaunchFacts, Submitted
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.trail import TrailEntry
 from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.slurm_env import SlurmEnv
-from scriptast.emitters.perf_argv import submit_argv
-from scriptast.emitters.perf_config import emit_perf_config
 from scriptast.errors import ResolveError
 from scriptast.model.slurm_options import release_key
-from scriptast.model.submit_call import SubmitPlan
-from scriptast.pipeline.file_set import JobFiles, OutputFile
-from scriptast.pipeline.spec_of_job import LaunchFacts
-from scriptast.pipeline.submit_py import StagedConfig, SubmitPyWrites, WatchedFolder, run_submit
-from scriptast.readers.linter.launch_readback import read_launch_script, unexpected
+from scriptast.workdir.write import OutputFile
 
 
-def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], SubmitPlan]) -> JobFiles:
-    """Run submit.py with the final paths (see scriptast.pipeline.submit_py: what it writes is taken
-    back into the output and the disk put back), then read its launch script for the values
-    job_spec.json and the summary report."""
+def submitted(job: ResolvedJob) -> Submitted:
+    """Run submit.py with the final paths (see submit_py.py: what it writes is taken back into
+    the output and the disk put back), then read its launch script for the values job_spec.json
+    and the summary report."""
     assert job.slurm is not None
     remote = job.log_dir != job.work_dir
     launch = posixpath.join(job.work_dir, LAUNCH_SH)
@@ -89,14 +93,10 @@ def submitted(job: ResolvedJob, plan_submit: Callable[[ResolvedJob, str], Submit
     read = _checked_against_cluster(text, read, env)
     main = OutputFile(main.path, text, executable=True)
     others = tuple(files[path] for path in sorted(files))
-    return JobFiles(
+    return Submitted(
         job=read,
         files=(*others, main),
-        main=main,
-        script_path=main.path,
-        extra=tuple(f.path for f in others),
         destinations=destinations,
-        logs=facts.logs,
         launch=facts,
         submit_argv=tuple(argv),
     )

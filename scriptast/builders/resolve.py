@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from scriptast.builders.categories import category
-from scriptast.builders.category import Category, Resolution, SharedResolution
+from scriptast.builders.category import Category, HandOver, Resolution, SharedResolution
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
 from scriptast.builders.resolution import model_name as names, slurm_params
@@ -17,7 +17,7 @@ from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mounts, remote_home
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
-from scriptast.builders.resolution.unused import warn_unused
+from scriptast.builders.unused_fields import warn_unused
 from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
 from scriptast.common.file_names import check_component, is_safe_component
 from scriptast.contract.axes import SLURM, Placement, placement
@@ -70,7 +70,7 @@ def resolve(
         request=request, placement=where, project=place.project, log_dir=place.log_dir,
         gpus_per_node=slurm_params.gpus_per_node(place.partition, request.env_check),
         models_host_path=plan.models_host_path)  # fmt: skip
-    resolution = chosen.resolve(facts, trail)
+    resolution = _resolution(chosen, facts, trail)
     chosen = category(resolution.work.category)
     _trail_parallelism(resolution, trail)
     warn_unused(request, resolution, trail)
@@ -116,6 +116,18 @@ def resolve(
         warnings=tuple(trail.warnings),
         trail=tuple(trail.entries),
     )
+
+
+def _resolution(chosen: Category, facts: SharedResolution, trail: Trail) -> Resolution:
+    """The category's rule; when it hands the job over, the other category's."""
+    made = chosen.resolve(facts, trail)
+    if not isinstance(made, HandOver):
+        return made
+    taker = category(made.to)
+    if taker.take_over is None:
+        raise ResolveError(f"category {chosen.name} hands the job to {made.to}, which takes "
+                           "none over", field="workflow_type")  # fmt: skip
+    return taker.take_over(facts, trail, made)
 
 
 def _category(request: Request, where: Placement) -> Category:
