@@ -48,6 +48,8 @@ TAKEN = [
     "#SBATCH --array=0-9%",
     "#SBATCH --mem=1GB",
     "#SBATCH --gres=gpu:0",
+    "#SBATCH --gres=gpu",
+    "#SBATCH --gres=gpu:2,gpu:1",
 ]
 REFUSED = [
     "#SBATCH --mail=ALL",
@@ -63,6 +65,18 @@ REFUSED = [
     "#SBATCH --begin=now+XXXhour",
     "#SBATCH --partition=NOPE",
     "#SBATCH --gres=gpu:16",
+    "#SBATCH --gres=gpus:4",
+    "#SBATCH --gres=gpu=4",
+    "#SBATCH --gres=gpu:four",
+    "#SBATCH --gres=GPU:2",
+    "#SBATCH --gres=gpu:4x",
+    "#SBATCH --gres=gpu:tesla:",
+    "#SBATCH --gres=gpu::2",
+    "#SBATCH --gres=gpu:2,",
+    "#SBATCH --gres=gres/gpu:2",
+    "#SBATCH --gres=gpu:tesla:2",
+    "#SBATCH --gres=gpu:4:2",
+    "#SBATCH --gres=gpu:2,nic:1",
     "#SBATCH --tres-per-task=gres/gpu:1",
     "#SBATCH -partition=batch",
     "#SBATCH --mem=4.5G",
@@ -116,9 +130,10 @@ def test_verify_and_sbatch_agree(
 SRUN_TAKEN = [
     "--wait=30", "--whole", "--cpu_bind=cores", "--tasks-per-node 4", "--overlap", "--pty",
     "-K", "--kill-on-bad-exit=1", "-l -u", "--container-image=alpine --container-mounts=./d:/d",
-    "-N1 -n2", "--exclusive", "--mpi=pmi2",
+    "-N1 -n2", "--exclusive", "--mpi=pmi2", "--gres=gpu:2",
 ]  # fmt: skip
-SRUN_REFUSED = ["--tim=5", "--nodes=a-b", "-pmix", "--ntasks=0", "--whole=1", "--image=x"]
+SRUN_REFUSED = ["--tim=5", "--nodes=a-b", "-pmix", "--ntasks=0", "--whole=1", "--image=x",
+                "--gres=gpus:4", "--gres=gpu=4", "--gres=gpu:four"]  # fmt: skip
 
 
 @pytest.mark.parametrize(

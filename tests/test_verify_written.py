@@ -145,6 +145,23 @@ def test_a_batch_script_without_a_shebang_is_refused(tmp_path: Path) -> None:
         ('srun "${args[@]}" bash -c "echo $HOST"', None),
         ("timeout -k 60 900 srun -N 1 hostname", None),
         ("srun --export='ALL,A=$B' hostname", None),
+        ("srun -n 4 --gpus 4 $DIR/gkyl -g input.lua", None),
+        ('srun -n 2 "$APP" --tp 2 -g', None),
+        (
+            "srun --gres=gpus:4 hostname",
+            "--gres=gpus:4: no gres is named 'gpus' (Slurm names GPUs gpu, as GresTypes=gpu "
+            "does): --gres=gpu:N; srun refuses it",
+        ),
+        (
+            "srun --gres=gpu=4 hostname",
+            "--gres=gpu=4: `gpu=4` is not name[:type][:count] (a gres is written gpu:4, not "
+            "gpu=4); srun refuses it",
+        ),
+        (
+            "srun --gres=gpu:four hostname",
+            "--gres=gpu:four: 'four' is read as a GPU type (one GPU of type 'four'), not a "
+            "count: write the number; srun refuses it where no node has that type",
+        ),
         ("srun -Y 3 hostname", "srun has no option -Y (-Y); it refuses it"),
         ("srun -c", "-c needs a value; srun refuses it"),
         ("srun --ntasks=-1 hostname", "--ntasks=-1: a negative count; srun refuses it"),

@@ -10,6 +10,7 @@ import msgspec
 from scriptast.common.suggest import did_you_mean
 from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.model.slurm_options import gres_gpus, release_key
+from scriptast.readers.linter.gres_spec import refused_by
 from scriptast.readers.linter.lint import Finding, Report
 from scriptast.readers.linter.slurm_cli import option_named, table
 from scriptast.readers.linter.slurm_value_forms import limit_minutes
@@ -71,13 +72,18 @@ def _check_component(
     for number, gres in requested:
         count = gres_gpus(gres)
         spot = f"{context}:{number}" if number else f"{context}: srun"
-        if count is None:
-            continue
-        if not str(partition.gres or "").startswith("gpu:"):
+        if count is not None and not str(partition.gres or "").startswith("gpu:"):
             found.append(
                 Finding(spot, f"--gres={gres}: partition {partition.name!r} has no GPU gres")
             )
-        elif per_node is not None and count > per_node:
+            continue
+        refused = refused_by(gres, partition.gres, partition.name) if gres else None
+        if refused is not None:
+            found.append(Finding(spot, refused))
+            continue
+        if count is None:
+            continue
+        if per_node is not None and count > per_node:
             found.append(
                 Finding(
                     spot,

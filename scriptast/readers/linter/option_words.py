@@ -136,15 +136,13 @@ class _Reader:
 
     def _options_may_follow(self) -> bool:
         """Whether the expansion here stands for options rather than the command: an array
-        (`"${srunArgs[@]}"`, how scripts gather options) with words after it, or one followed
-        by an option or another expansion (the last expansion is the command)."""
+        (`"${srunArgs[@]}"`, how scripts gather options) with words after it. Any other word
+        that begins with `$` ends the options, as it does for srun once the shell has expanded
+        it to a path (`$DIR/gkyl -g input.lua`: `-g` is the program's)."""
         index = self.index
         if index + 1 >= len(self.words):
             return False
-        if re.search(r"\[[@*]\]\}", self.words[index].raw):
-            return True
-        following = self.words[index + 1].raw.lstrip("\"'")
-        return following.startswith(("$", "`", "-"))
+        return re.search(r"\[[@*]\]\}", self.words[index].raw) is not None
 
     def _long(self, word: OptionWord) -> None:
         assert word.text is not None

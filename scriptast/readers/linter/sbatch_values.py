@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from scriptast.readers.linter.gres_spec import problem as gres_problem
 from scriptast.readers.linter.slurm_value_forms import array_ok, limit_minutes, start_time_ok
 
 COUNTS = frozenset(
@@ -63,6 +64,8 @@ def value_problem(name: str, value: str, command: str = "sbatch") -> str | None:
         return f"--{name}={value}: not a GPU count ([type:]N); {command} refuses it"
     if name == "gres" and re.search(r":-\d", value):
         return f"--gres={value}: a negative count; {command} refuses it"
+    if name == "gres":
+        return gres_problem(value, command)
     if name in MEMORY and not _MEMORY.match(value):
         return (
             f"--{name}={value}: not a memory size (a whole number with K, M, G or T); "
