@@ -501,3 +501,34 @@ def test_shell_without_stdout_is_refused_not_ignored(tmp_path: Path) -> None:
         "error: --shell quotes the docker command --stdout prints: add --stdout or drop --shell\n"
     )
     assert not work.exists() and request["workflow_type"] == "bench"
+
+
+@pytest.mark.parametrize(
+    ("name", "known", "said"),
+    [
+        ("nope", ["batch", "arm", "nogres", "unknown_arch"], ""),
+        ("bach", ["batch", "arm", "nogres"], " (did you mean 'batch'?)"),
+        ("partiton", ["account", "partition"], " (did you mean 'partition'?)"),
+        ("btach", ["batch"], " (did you mean 'batch'?)"),
+        ("output_thruput", ["ttft", "output_throughput"], " (did you mean 'output_throughput'?)"),
+        ("gpu", ["cpu", "gpus"], " (did you mean 'cpu'?)"),
+        ("x", ["y"], ""),
+        ("llama", ["mistral", "qwen"], ""),
+    ],
+)
+def test_a_suggestion_is_offered_only_when_it_is_close(name: str, known: list[str], said: str
+                                                        ) -> None:  # fmt: skip
+    """At most one edit in four letters: a misspelling finds its name, another word nothing."""
+    from scriptast.common.suggest import did_you_mean
+
+    assert did_you_mean(name, known) == said
+
+
+def test_a_partition_far_from_every_known_one_gets_no_suggestion(tmp_path: Path) -> None:
+    bad = tmp_path / "job.slurm"
+    bad.write_text("#!/bin/bash\n#SBATCH --partition=nope\ntrue\n")
+    env = str(ROOT / "examples/slurm_env.json")
+    result = runner.invoke(app, ["verify", str(bad), "--slurm-env-file", env])
+    assert result.exit_code == 1
+    assert "partition 'nope' is not in slurm_env.json (known: batch" in result.stderr
+    assert "did you mean" not in result.stderr
