@@ -532,3 +532,50 @@ def test_a_partition_far_from_every_known_one_gets_no_suggestion(tmp_path: Path)
     assert result.exit_code == 1
     assert "partition 'nope' is not in slurm_env.json (known: batch" in result.stderr
     assert "did you mean" not in result.stderr
+
+
+def _every_command() -> list[list[str]]:
+    import typer.main
+
+    def walk(command: object, path: list[str]) -> list[list[str]]:
+        found = [path]
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            if not getattr(sub, "hidden", False):
+                found += walk(sub, [*path, name])
+        return found
+
+    return walk(typer.main.get_command(app), [])
+
+
+def test_no_help_page_is_cut_at_80_columns() -> None:
+    """Every command's help, as a terminal of 80 columns shows it: no word cut short with `…`
+    (a long path or name in a help text is cropped by the table, so none is written)."""
+    env = {**os.environ, "COLUMNS": "80"}
+    cut = []
+    for path in _every_command():
+        shown = subprocess.run([sys.executable, "-m", "scriptast", *path, "--help"],
+                               capture_output=True, text=True, env=env, check=True).stdout  # fmt: skip
+        cut += [f"{' '.join(path)}: {line.strip()}" for line in shown.splitlines() if "…" in line]
+    assert len(_every_command()) > 20
+    assert cut == []
+
+
+def test_each_command_is_summed_up_on_one_line_where_it_fits() -> None:
+    """On a wide terminal every command's summary is one row: none breaks where its docstring
+    does (cancel's did, at any width)."""
+    env = {**os.environ, "COLUMNS": "200"}
+    shown = subprocess.run([sys.executable, "-m", "scriptast", "--help"], capture_output=True,
+                           text=True, env=env, check=True).stdout  # fmt: skip
+    panel = shown.split("Commands")[1].split("╰")[0]
+    rows = [line.strip("│").strip() for line in panel.splitlines()[1:] if line.strip("│ ")]
+    commands = [path[0] for path in _every_command() if len(path) == 1]
+    assert [row.split()[0] for row in rows] == commands or sorted(
+        row.split()[0] for row in rows) == sorted(commands), rows  # fmt: skip
+    assert "cancel       Cancel recorded runs (their own jobs, steps or containers) and wait " \
+           "until they end." in rows  # fmt: skip
+
+
+def test_a_category_is_described_in_a_users_words() -> None:
+    shown = runner.invoke(app, ["emit", "eval", "--help"], env={"COLUMNS": "200"}).output
+    assert "Run trtllm-eval (one node, always under --mpi)." in shown
+    assert "Category" not in shown

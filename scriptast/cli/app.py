@@ -336,8 +336,8 @@ TOLERANCE = typer.Option(
 RESULTS = typer.Option(
     None,
     "--results",
-    help="The results store: a path, sqlite:///PATH or postgresql://... (default: "
-    "$SCRIPTAST_RESULTS, else $XDG_DATA_HOME/scriptast/results.db).",
+    help="The results store: a path, sqlite:///PATH or postgresql://... (default: the "
+    "SCRIPTAST_RESULTS variable, else results.db in XDG_DATA_HOME's scriptast folder).",
 )
 
 
@@ -504,8 +504,7 @@ def cancel(
     ssh_config: str | None = SSH_CONFIG,
     keep_connection: bool = KEEP_CONNECTION,
 ) -> None:
-    """Cancel recorded runs (only their jobs, steps or containers), record CANCELLED; exit 0
-    once they are over."""
+    """Cancel recorded runs (their own jobs, steps or containers) and wait until they end."""
     from scriptast.executor.options import RunOptions
     from scriptast.executor.run import watch_work_dirs
 

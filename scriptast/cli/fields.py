@@ -90,7 +90,7 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
         "parent of its remote_cwd.",
         CLUSTER,
     ),
-    "persistent_mode": ("Persistent-allocation fields in job_spec (local_slurm).", CLUSTER),
+    "persistent_mode": ("Persistent allocation fields in job_spec (local_slurm).", CLUSTER),
     "device_type": (
         "Required GPU type (recorded in job_spec.json; a references file's entries may be "
         "keyed by it).",
@@ -176,9 +176,9 @@ def _request_flags() -> tuple[tuple[str, type, str, str], ...]:
 # (field, type, help, panel); types are str, int or bool.
 REQUEST_FLAGS = _request_flags()
 ENV_CHECK_FLAGS: tuple[tuple[str, type, str], ...] = (
-    ("gpus_per_node", int, "env_check.gpus_per_node: GPUs per node of a docker host."),
-    ("available_gpus", int, "env_check.available_gpus."),
-    ("default_models_repo", str, "env_check.default_models_repo: models host path fallback."),
+    ("gpus_per_node", int, "GPUs per node of a docker host (the env check's)."),
+    ("available_gpus", int, "GPUs the env check found available."),
+    ("default_models_repo", str, "Models host path the env check found (a fallback)."),
 )
 
 
@@ -210,7 +210,8 @@ OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
         "results",
         str,
         "With --rerun-failed: the results store (a path, sqlite:///PATH or "
-        "postgresql://...; default: $SCRIPTAST_RESULTS, else $XDG_DATA_HOME/scriptast/results.db).",
+        "postgresql://...; default: the SCRIPTAST_RESULTS variable, else results.db in "
+        "XDG_DATA_HOME's scriptast folder).",
     ),
 )
 

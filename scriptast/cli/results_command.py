@@ -20,8 +20,8 @@ results_app = typer.Typer(
 RESULTS = typer.Option(
     None,
     "--results",
-    help="The store: a path, sqlite:///PATH or postgresql://... (default: $SCRIPTAST_RESULTS, "
-    "else $XDG_DATA_HOME/scriptast/results.db).",
+    help="The store: a path, sqlite:///PATH or postgresql://... (default: the SCRIPTAST_RESULTS "
+    "variable, else results.db in XDG_DATA_HOME's scriptast folder).",
 )
 MODEL = typer.Option(None, "--model", help="Only runs of this model.")
 WORKFLOW = typer.Option(None, "--workflow", help="Only runs of this workflow (eval, bench, ...).")

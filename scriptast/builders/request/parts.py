@@ -24,15 +24,15 @@ class PytestRequest(RequestPart, frozen=True, kw_only=True):
     ci_stage: Annotated[
         str | None,
         msgspec.Meta(
-            description="A TRT-LLM CI stage to reproduce (DGX_B200-4_GPUs-PyTorch-2): its "
-            "tests, GPUs and pytest flags, read from the repository as CI reads them."
+            description="A TRT-LLM CI stage to reproduce, such as DGX_B200-4_GPUs-PyTorch-2 (its "
+            "tests, GPUs and pytest flags, read from the repository as CI reads them)."
         ),
     ] = None
     waives_file: Annotated[
         str | None,
         msgspec.Meta(
-            description="ci_stage: the waives file (default: the repository's "
-            "tests/integration/test_lists/waives.txt)."
+            description="ci_stage: the waives file (default: the repository's waives.txt, "
+            "beside its test lists)."
         ),
     ] = None
     all_splits: Annotated[

@@ -20,7 +20,7 @@ CATEGORY = Category(
     name="bench",
     suffix="bench",
     cli_name="bench",
-    cli_help="Category 6: trtllm-bench, optionally 'prepare-dataset && throughput'.",
+    cli_help="Run trtllm-bench, optionally 'prepare-dataset && throughput'.",
     docs="Category 6: `trtllm-bench`: a prepare step and a run step, split at the top `&&`.",
     examples=(
         "scriptast emit bench <slurm> --bench-cmd 'trtllm-bench --model meta-llama/Llama-3.1-8B "

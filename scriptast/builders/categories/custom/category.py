@@ -20,7 +20,7 @@ CATEGORY = Category(
     name="custom",
     suffix="custom",
     cli_name="custom",
-    cli_help="Category 3: any command or script, with slurm_run_custom.sh.",
+    cli_help="Run any command or script, with slurm_run_custom.sh.",
     docs="Category 3: any command or script, run by a generated `slurm_run_custom.sh`.",
     examples=(
         "scriptast emit custom <slurm> --custom-cmd 'python3 examples/quickstart.py' "

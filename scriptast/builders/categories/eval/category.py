@@ -21,7 +21,7 @@ CATEGORY = Category(
     name="eval",
     suffix="eval",
     cli_name="eval",
-    cli_help="Category 5: run trtllm-eval (single node, always under --mpi).",
+    cli_help="Run trtllm-eval (one node, always under --mpi).",
     docs="Category 5: `trtllm-eval`, always under `--mpi`; HuggingFace ids become local paths.",
     examples=(
         "scriptast emit eval <slurm> --eval-cmd "

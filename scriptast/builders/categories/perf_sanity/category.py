@@ -24,7 +24,7 @@ CATEGORY = Category(
     name="perf_sanity",
     suffix="perf_sanity",
     cli_name="perf-sanity",
-    cli_help="Category 4: run the repo's submit.py on a perf config.",
+    cli_help="Run the repository's submit.py on a perf config.",
     docs="Category 4: the repository's `submit.py` writes `slurm_launch.sh` (and "
     "`test_list.txt`) with the job's final paths; scriptast takes back what it wrote, writes it "
     "all or nothing with job_spec.json, and reads `slurm_params`, `container_name` and the "

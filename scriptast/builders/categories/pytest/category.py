@@ -22,7 +22,7 @@ CATEGORY = Category(
     name="pytest",
     suffix="auto_test",
     cli_name="pytest",
-    cli_help="Category 2: run a pytest test id on one node.",
+    cli_help="Run a pytest test id on one node, its GPUs read from its marks.",
     docs="Category 2: one pytest test id on one node; GPUs from its `skip_less_device` marks. "
     "With `ci_stage`, a TRT-LLM CI stage: its tests from the test-db as CI renders them "
     "(`<work_dir>/test_list.txt`), its GPUs and nodes from the stage list, pytest with CI's "
