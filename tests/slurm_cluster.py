@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _start(folder: Path, *options: str) -> Cluster:
 
 
 @pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def cluster() -> Iterator[Cluster]:
     given = os.environ.get("SCRIPTAST_SLURM_CONF")
     if given and Path(given).is_file():
         yield Cluster(Path(given))
@@ -85,14 +86,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{message}; .ci/run installs and starts them")
         pytest.skip(message)
-    folder = tmp_path_factory.mktemp("slurm")
+    folder = _shared_folder("slurm")
     started = _start(folder)
     try:
         yield started
     finally:
-        subprocess.run(
-            ["bash", str(CLUSTER_SH), "down", str(folder)], capture_output=True, timeout=60
-        )
+        _stop(folder)
 
 
 @pytest.fixture(scope="session")
@@ -106,11 +105,24 @@ def accounting_cluster(
         if os.environ.get("CI") == "true":
             pytest.fail(f"{message}; .ci/run installs them")
         pytest.skip(message)
-    folder = tmp_path_factory.mktemp("slurm-accounting")
+    folder = _shared_folder("slurm-accounting")
     started = _start(folder, "accounting")
     try:
         yield started
     finally:
-        subprocess.run(
-            ["bash", str(CLUSTER_SH), "down", str(folder)], capture_output=True, timeout=60
-        )
+        _stop(folder)
+
+
+def _shared_folder(kind: str) -> Path:
+    """A cluster's folder of its own under /tmp, open to every user (as .ci/run's is): a job
+    that runs as another user (`--uid=nobody`) reads its script from slurmd's spool there,
+    which pytest's own folder (0700) would keep from it."""
+    folder = Path(tempfile.mkdtemp(prefix=f"scriptast-test-{kind}-"))
+    folder.chmod(0o755)
+    return folder
+
+
+def _stop(folder: Path) -> None:
+    subprocess.run(["bash", str(CLUSTER_SH), "down", str(folder)], capture_output=True,
+                   timeout=60)  # fmt: skip
+    shutil.rmtree(folder, ignore_errors=True)

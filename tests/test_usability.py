@@ -87,10 +87,22 @@ def test_help_examples_run(example: str, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_completion_scripts(shell: str) -> None:
-    result = runner.invoke(app, ["--show-completion", shell])
-    assert result.exit_code == 0 and "_SCRIPTAST_COMPLETE" in result.stdout
+@pytest.mark.parametrize(
+    ("shell", "registers"),
+    [("bash", "complete -o default -F _scriptast_completion scriptast"),
+     ("zsh", "#compdef scriptast"), ("fish", "complete --command scriptast")],
+)  # fmt: skip
+def test_completion_scripts(shell: str, registers: str) -> None:
+    """Each shell's completion script, asked for by name (`_SCRIPTAST_COMPLETE=source_<shell>`):
+    the same however the suite is started. (`--show-completion` picks the shell it runs under,
+    which a suite started by CI tooling, nohup or in the background does not have.)"""
+    script = Path(sys.executable).parent / "scriptast"
+    done = subprocess.run([str(script)], env={**os.environ, "_SCRIPTAST_COMPLETE": f"source_{shell}"},
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          start_new_session=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert registers in done.stdout
+    assert f"_SCRIPTAST_COMPLETE=complete_{shell}" in done.stdout
 
 
 def _complete(env: dict[str, str]) -> list[str]:
