@@ -127,8 +127,10 @@ def test_job_spec_fields_per_scenario(site: Site) -> None:
         local["persistent_mode"] is True
         and local["container_name"] == "llama_3_1_8b_instruct_auto_test"
     )
-    assert local["container_mounts"].startswith(
-        "/data/models:/models,".replace("/data", str(site.root / "data"))
+    # the seed's order: home, project, then the models
+    home, project = str(site.home), str(site.repo)
+    assert local["container_mounts"] == (
+        f"{home}:{home},{project}:{project},{site.root / 'data/models'}:/models"
     )
     assert (
         local["slurm_params"]["gres"] == "gpu:4"

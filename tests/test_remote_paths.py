@@ -32,7 +32,7 @@ def test_cluster_paths_are_kept_verbatim_and_never_checked_here(site: Site) -> N
     request = build_request(_remote(site, models_path="/lustre/models"), {})
     job = resolve(request, machine="x86_64", home=str(site.home))
     assert request.models_path == "/lustre/models" and not Path("/lustre/models").exists()
-    assert job.mounts[0].source == "/lustre/models" and job.warnings == ()
+    assert job.mounts[2].source == "/lustre/models" and job.warnings == ()
 
 
 def test_a_relative_mount_source_in_slurm_env_is_an_error(site: Site) -> None:

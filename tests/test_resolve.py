@@ -318,15 +318,15 @@ def test_mount_priority() -> None:
         slurm_env_mounts=("/lustre:/lustre",),
         default_models_repo="/repo",
     )
-    assert _plan(**every).mounts[0] == Mount(source="/ckpt/llama", target="/models")
+    assert _plan(**every).mounts[2] == Mount(source="/ckpt/llama", target="/models")
     every.pop("checkpoint_path")
-    assert _plan(**every).mounts[0] == Mount(source="/mp", target="/models")
+    assert _plan(**every).mounts[2] == Mount(source="/mp", target="/models")
     every.pop("models_path")
     plan = _plan(**every)
-    assert plan.mounts[0] == Mount(source="/lustre", target="/lustre")
+    assert plan.mounts[2] == Mount(source="/lustre", target="/lustre")
     assert all(m.target != "/models" for m in plan.mounts)
     every.pop("slurm_env_mounts")
-    assert _plan(**every).mounts[0] == Mount(source="/repo", target="/models")
+    assert _plan(**every).mounts[2] == Mount(source="/repo", target="/models")
     with pytest.raises(ResolveError, match="no models host path"):
         _plan()
 
@@ -335,7 +335,7 @@ def test_home_project_and_custom_script_folder() -> None:
     plan = _plan(
         models_path="/mp", extra_folders=(("/scripts", "custom_script folder"), ("/home/u/w", "wd"))
     )
-    assert [m.source for m in plan.mounts] == ["/mp", "/home/u", "/home/u/repo", "/scripts"]
+    assert [m.source for m in plan.mounts] == ["/home/u", "/home/u/repo", "/mp", "/scripts"]
 
 
 def test_a_script_under_the_models_mount_gets_its_own_mount() -> None:
@@ -344,7 +344,7 @@ def test_a_script_under_the_models_mount_gets_its_own_mount() -> None:
     plan = _plan(models_path="/mp", extra_folders=(("/mp/scripts", "custom_script folder"),))
     assert Mount(source="/mp/scripts", target="/mp/scripts") in plan.mounts
     under_home = _plan(models_path="/mp", extra_folders=(("/home/u/s", "custom_script folder"),))
-    assert [m.source for m in under_home.mounts] == ["/mp", "/home/u", "/home/u/repo"]
+    assert [m.source for m in under_home.mounts] == ["/home/u", "/home/u/repo", "/mp"]
 
 
 @pytest.mark.parametrize("bad", ["/my models", "/a,b", "/a:b"])
@@ -875,7 +875,7 @@ def test_models_host_from_slurm_env_mounts(site: Site) -> None:
     )
     assert resolved.models_host_path == str(site.models)
     assert resolved.work.command.argv[2] == "/models/meta-llama/Llama-3.1-8B-Instruct"
-    assert [m.target for m in resolved.mounts][:2] == ["/models", "/lustre"]
+    assert [m.target for m in resolved.mounts][2:] == ["/models", "/lustre"]
 
 
 def test_model_dir_lookup_edges(tmp_path: Path) -> None:
@@ -995,3 +995,25 @@ def test_a_narrowed_selection_takes_no_mpi_ranks_from_a_test_it_may_leave_out(
     assert "one task, no --mpi: the 4 MPI ranks of skip_less_mpi_world_size(4)" in said
     whole = job(site, workflow_type="pytest", test_cmd=command.removesuffix(" -k memory"))
     assert whole.world_size == 4  # the class whole: its ranks count
+
+
+def test_mounts_are_in_the_seeds_order_so_a_models_target_under_home_is_not_hidden() -> None:
+    """`<home>:<home>,<project>:<project>,<models or slurm_env mounts>[,<extra>]`: pyxis binds
+    in that order, so a models target under the home is bound over the home bind, not under
+    it; slurm_env's mounts keep their own order after the two."""
+    from scriptast.builders.resolution.mounts import plan_mounts
+
+    plan = plan_mounts(llm_models_root="/home/alice/models", home="/home/alice",
+                       project="/home/alice/TensorRT-LLM", checkpoint_path=None,
+                       models_path="/data/models", slurm_env_mounts=None,
+                       default_models_repo=None, extra_folders=(("/opt/scripts", "script"),))  # fmt: skip
+    assert [(m.source, m.target) for m in plan.mounts] == [
+        ("/home/alice", "/home/alice"), ("/home/alice/TensorRT-LLM", "/home/alice/TensorRT-LLM"),
+        ("/data/models", "/home/alice/models"), ("/opt/scripts", "/opt/scripts"),
+    ]  # fmt: skip
+    given = plan_mounts(llm_models_root="/models", home="/home/alice", project="/p",
+                        checkpoint_path=None, models_path=None,
+                        slurm_env_mounts=("/lustre/models:/models", "/lustre/ds:/ds"),
+                        default_models_repo=None)  # fmt: skip
+    assert [m.source for m in given.mounts] == ["/home/alice", "/p", "/lustre/models", "/lustre/ds"]
+    assert given.models_host_path == "/lustre/models"

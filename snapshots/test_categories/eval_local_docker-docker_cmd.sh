@@ -11,9 +11,9 @@ docker run \
     --cap-add=DAC_READ_SEARCH \
     --security-opt seccomp=unconfined \
     -e LLM_MODELS_ROOT=/models \
-    --mount type=bind,source=/data/models,target=/models \
     --mount type=bind,source=/home/alice,target=/home/alice \
     --mount type=bind,source=/home/alice/TensorRT-LLM,target=/home/alice/TensorRT-LLM \
+    --mount type=bind,source=/data/models,target=/models \
     --workdir /home/alice/TensorRT-LLM \
     --name llama_3_1_8b_instruct_eval \
     urm.nvidia.com/sw-tensorrt-docker/tensorrt-llm:pytorch-25.10-py3-x86_64-ubuntu24.04-trt10.13.3.9-skip-tritondevel-202511011200-8000 \

@@ -84,21 +84,21 @@ def plan_mounts(
     default_models_repo: str | None,
     extra_folders: tuple[tuple[str, str], ...] = (),
 ) -> MountPlan:
-    """All mounts of the job, in a fixed order: models (or slurm_env's), home, project, then
-    each (folder, what) of `extra_folders` that no mount shows at its own path yet (the custom
-    script's)."""
+    """All mounts of the job, in the seed's order: home, project, the models (or slurm_env's
+    mounts), then each (folder, what) of `extra_folders` that no mount shows at its own path yet
+    (the custom script's). pyxis binds them in that order, so a models target under the home
+    is bound over the home, never hidden by it."""
     host, source = models_host_path(
         checkpoint_path, models_path, slurm_env_mounts, default_models_repo
     )
-    mounts: list[Mount] = []
+    mounts = [_mount(home, home, "home directory"), _mount(project, project, "project path")]
     if host is None:
-        mounts.extend(parse_mount_entry(entry) for entry in slurm_env_mounts or ())
-        models_host = next((m.source for m in mounts if m.target == llm_models_root), None)
+        given = [parse_mount_entry(entry) for entry in slurm_env_mounts or ()]
+        mounts.extend(given)
+        models_host = next((m.source for m in given if m.target == llm_models_root), None)
     else:
         mounts.append(_mount(host, llm_models_root, "models host path"))
         models_host = host
-    mounts.append(_mount(home, home, "home directory"))
-    mounts.append(_mount(project, project, "project path"))
     for folder, what in extra_folders:
         # covered only where the container sees the folder at its own path: under the
         # models mount (/data/models -> /models) the script would be at another path
