@@ -95,6 +95,7 @@ def test_a_block_matches_as_trt_test_db_reads_its_conditions() -> None:
             "test_e2e.py::test_openai_chat_example ISOLATION",
             "test_unmarked.py::test_plain",
             "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_one",
+            "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_several",
         ]),
         # 4 GPUs, pre-merge: l0_dgx_b200's 4-GPU mpi block, not the 2- or 8-GPU ones, not ray
         ("DGX_B200-4_GPUs-PyTorch-2", 4, [
@@ -131,6 +132,7 @@ def test_a_block_matches_as_trt_test_db_reads_its_conditions() -> None:
             "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_bfloat16_4gpus[tp4-attn_backend=TRTLLM-torch_compile=False]",
             "unittest/_torch/ray_orchestrator/multi_gpu/test_multi_instance.py",
             "examples/test_ray.py::test_llm_inference_distributed_ray[tp2pp2]",
+            "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_several",
         ]),
     ],
 )  # fmt: skip
@@ -302,6 +304,13 @@ def test_all_splits_writes_none_when_one_split_cannot_be_made(site: Site, tmp_pa
          "test_listed_on_one: its marks and id say 2, the test-db lists it on l0_h100.yml:3 (1)"),
         # listed where the marks agree: no warning
         ("test_unmarked.py::test_plain", 1, "default", None),  # the test-db agrees
+        # its module mark says 2; listed on 1, 4 and 8: the smallest machine that runs it, 4
+        ("accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_several", 4,
+         "l0_dgx_h100.yml block at line 37 (the smallest of the 3 blocks that list it that holds "
+         "what its marks ask)",
+         "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_listed_on_several: its "
+         "marks and id say 2, the test-db lists it on l0_dgx_b200.yml:76 (8), l0_dgx_h100.yml:37 "
+         "(4), l0_h100.yml:3 (1)"),
     ],
 )  # fmt: skip
 def test_a_test_is_sized_from_the_test_db_block_that_lists_it(

@@ -54,10 +54,9 @@ def _source(job: ResolvedJob) -> str:
         (f"{E2E}::test_llm_multi_gpu[tp1]", 1, "world_size"),
         (f"{E2E}::test_sdxl_multi_gpus[num_gpu:4]", 4, "num_gpu in test_sdxl_multi_gpus"),
         (f"{E2E}::test_openai_multi_rank", 2, "`mpirun -n 2` in test_openai_multi_rank"),
-        # a literal description, a table lookup, then mpirun -n str(num_ranks)
-        (f"{DISAGG}::test_disaggregated_single_gpu", 2, "`mpirun -n 2` in "
-         "run_disaggregated_test (called from test_disaggregated_single_gpu"),
-        (f"{DISAGG}::test_disaggregated_deepseek_v3_lite_fp8_attention_dp", 4, "`mpirun -n 4`"),
+        # mpirun --oversubscribe -n str(num_ranks): the ranks share the GPUs; the mark decides
+        (f"{DISAGG}::test_disaggregated_deepseek_v3_lite_fp8_attention_dp", 4,
+         "skip_less_device"),
     ],
 )  # fmt: skip
 def test_a_body_demands_devices(site: Site, test_id: str, devices: int, source: str) -> None:
@@ -67,10 +66,31 @@ def test_a_body_demands_devices(site: Site, test_id: str, devices: int, source: 
     assert job.warnings == ()
 
 
+def test_oversubscribed_mpirun_ranks_share_the_gpus_and_size_nothing(site: Site) -> None:
+    """Upstream's 2-rank disaggregated tests start `mpirun --oversubscribe -n 2` and carry no
+    mark; its test-db runs them on a 1-GPU stage (l0_a10.yml). They get 1 GPU, and the trail
+    says why the ranks were not counted."""
+    job = _job(site, f"pytest {DISAGG}::test_disaggregated_single_gpu")
+    assert job.required_devices == 1
+    assert _source(job) == "default"
+    (ranks,) = [e for e in job.trail if e.field == "mpirun_ranks"]
+    assert ranks.value == ("`mpirun --oversubscribe -n 2` in run_disaggregated_test (called from "
+                           "test_disaggregated_single_gpu in test_disaggregated.py)")  # fmt: skip
+    assert "not GPUs" in ranks.source
+    assert job.warnings == ()
+
+
 def test_a_need_beyond_one_node_is_refused(site: Site) -> None:
     """8 * 1 + 1 * 8 = 16 GPUs: more than one node (8), which pytest cannot span."""
     with pytest.raises(ResolveError, match="required_devices = 16 exceeds the maximum of 8"):
         _job(site, f"pytest {SERVING}::test_two_nodes")
+
+
+def test_a_test_named_for_two_nodes_is_refused_by_the_multi_node_rule(site: Site) -> None:
+    """`..._2nodes_8gpus` with a body that asks `--tp_size=16`: two nodes of eight, 16 GPUs,
+    which one pytest job cannot span (the seed's multi-node rule), never sized at 8."""
+    with pytest.raises(ResolveError, match=r"required_devices = 16 exceeds .*8"):
+        _job(site, f"pytest {E2E}::test_ptp_quickstart_advanced_deepseek_v3_2nodes_8gpus")
 
 
 def test_a_demand_that_cannot_be_evaluated_is_a_warning(site: Site) -> None:

@@ -37,6 +37,8 @@ class Needs(msgspec.Struct, frozen=True):
     unevaluated: tuple[str, ...] = ()
     model: str | None = None
     """The MODEL_NAME the target's test class declares (upstream's accuracy tests do)."""
+    shared: tuple[str, ...] = ()
+    """Oversubscribed `mpirun` ranks the bodies start: they share the GPUs, and size nothing."""
 
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -145,17 +147,28 @@ def _ids_need(test: _Test, file: str) -> Need | None:
     return Need(count, f"GPU count in the name or ids of {test.func.name} in {file}")
 
 
+_NODES_GPUS = re.compile(r"(?<![a-z0-9])(\d+)_?nodes?_(\d+)_?gpus?(?![a-z])")
+"""`2nodes_8gpus`: upstream's name for a test on 2 nodes of 8 GPUs (16 in all: its body asks
+tp 16, or tp 8 pp 2)."""
+
+
 def devices_from_ids(*names: str) -> int | None:
-    """GPU counts spelled in names and ids: `tp4`, `tp2pp2`, `pp2`, `4gpus`, `8_gpus`."""
+    """GPU counts spelled in names and ids: `tp4`, `tp2pp2`, `pp2`, `4gpus`, `8_gpus`, and
+    `2nodes_8gpus` (nodes times GPUs a node)."""
     tp = pp = gpus = 0
     for name in names:
-        for piece in re.split(r"[-_\[\]]", name.lower()):
+        lowered = name.lower()
+        for piece in re.split(r"[-_\[\]]", lowered):
             if match := re.fullmatch(r"tp(\d+)(?:pp(\d+))?(?:ep\d+)?", piece):
                 tp = max(tp, int(match.group(1)))
                 pp = max(pp, int(match.group(2) or 0))
             elif match := re.fullmatch(r"pp(\d+)", piece):
                 pp = max(pp, int(match.group(1)))
-        for match in re.finditer(r"(?<![a-z0-9])(\d+)_?gpus?(?![a-z])", name.lower()):
+        for match in _NODES_GPUS.finditer(lowered):
+            gpus = max(gpus, int(match.group(1)) * int(match.group(2)))
+        for match in re.finditer(
+            r"(?<![a-z0-9])(\d+)_?gpus?(?![a-z])", _NODES_GPUS.sub("", lowered)
+        ):
             gpus = max(gpus, int(match.group(1)))
     if not (tp or pp or gpus):
         return None
@@ -229,6 +242,7 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
     devices: list[Need] = []
     ranks: list[Need] = []
     unevaluated: list[str] = []
+    shared: list[str] = []
     for test in _selected(tree, target, file):
         found = [_need_of(test, modules[DEVICE_MARK], DEVICE_MARK, file.name)]
         decorators = [*(test.cls.decorator_list if test.cls else []), *test.func.decorator_list]
@@ -239,6 +253,7 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
             found.append(Need(body.count, body.source))
         found.append(_ids_need(test, file.name))  # on a tie, a mark or the body says why
         unevaluated += [u for u in body.unevaluated if u not in unevaluated]
+        shared += [s for s in body.shared if s not in shared]
         device = _largest([need for need in found if need is not None])
         if device is not None:
             devices.append(device)
@@ -246,7 +261,7 @@ def read_needs(file: Path, target: TestTarget) -> Needs:
         if rank is not None:
             ranks.append(rank)
     model = _declared_model(tree, target)
-    return Needs(_largest(devices), _largest(ranks), tuple(unevaluated), model)
+    return Needs(_largest(devices), _largest(ranks), tuple(unevaluated), model, tuple(shared))
 
 
 def _largest(needs: list[Need]) -> Need | None:

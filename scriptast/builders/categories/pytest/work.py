@@ -144,6 +144,9 @@ def _needs(request: Request, selection: Selection, trail: Trail) -> _Needs:
         devices += [needs.devices] if needs.devices else []
         ranks += [needs.ranks] if needs.ranks else []
         unevaluated += needs.unevaluated
+        for launched in needs.shared:
+            trail.add("mpirun_ranks", launched, "ranks that share the test's GPUs, not GPUs: "
+                      "upstream's test-db runs such tests on a 1-GPU stage (l0_a10)")  # fmt: skip
     found = max(devices, key=lambda n: n.count) if devices else None
     file_devices = Sourced(found.count, found.source) if found else None
     listed = _listed(request, selection, found.count if found else None, trail)

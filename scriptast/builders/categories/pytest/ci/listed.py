@@ -66,23 +66,30 @@ class Listed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def test_db_gpus(repo_root: str, test_ids: list[str], marks: int | None) -> Listed:
-    """The largest count a block gives any of `test_ids`, and each id whose blocks disagree
-    with `marks` (the count the tests' marks and ids give) or with each other."""
+    """For each of `test_ids`, the smallest block that lists it on at least what `marks` (the
+    count the tests' marks and ids give) asks: the smallest CI machine that runs it (none that
+    large: its largest); over the ids, the most any one needs. Each id whose blocks disagree with
+    `marks` is said."""
     best: tuple[int, str] | None = None
     said = []
     listed = listings(repo_root, test_ids)
+    need = marks if marks is not None else 1
     for test_id in test_ids:
         counted = [item for item in listed[test_id] if item.gpus is not None]
         if not counted:
             continue
         where = ", ".join(f"{posixpath.basename(i.path)}:{i.line} ({i.gpus})" for i in counted)
         counts = {i.gpus for i in counted if i.gpus is not None}
-        top = max(counted, key=lambda i: i.gpus or 0)
-        assert top.gpus is not None
-        if best is None or top.gpus > best[0]:
-            where_top = f"{top.path} block at line {top.line} (system_gpu_count)"
-            best = (top.gpus, f"the test-db runs {test_id} on {top.gpus} GPU(s): {where_top}")
-        if counts != {marks if marks is not None else 1}:
+        fitting = [i for i in counted if (i.gpus or 0) >= need]
+        chosen = (min(fitting, key=lambda i: i.gpus or 0) if fitting
+                  else max(counted, key=lambda i: i.gpus or 0))  # fmt: skip
+        assert chosen.gpus is not None
+        if best is None or chosen.gpus > best[0]:
+            how = (f"the smallest of the {len(counted)} blocks that list it that holds what its "
+                   "marks ask" if len(counted) > 1 else "system_gpu_count")  # fmt: skip
+            best = (chosen.gpus, f"the test-db runs {test_id} on {chosen.gpus} GPU(s): "
+                                 f"{chosen.path} block at line {chosen.line} ({how})")  # fmt: skip
+        if counts != {need}:
             marked = (f"its marks and id say {marks}" if marks is not None
                       else "its marks say none (1 GPU)")  # fmt: skip
             said.append(f"{test_id}: {marked}, the test-db lists it on {where}")
