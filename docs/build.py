@@ -50,10 +50,14 @@ FIELDS = {
     "work_dir": "The local work directory the files are written in (the request's work_dir).",
     "repo_root": "The local TensorRT-LLM checkout (the request's repo_root).",
     "node_count": "Slurm only: the nodes the job runs on (slurm_params.nodes).",
+    "scenario": "The execution_scenario again, under the name trtllm-case-executor dispatches on "
+    "and the exec-* skills read.",
     "device_type": "The GPU type the request asks for (recorded; run stores it with the results, "
     "and a references file's entries may be keyed by it). Omitted when not given.",
-    "container_image": "Slurm only: the image as pyxis/enroot takes it (`registry#path:tag`); "
-    "docker_image given to `--container-image` would be pulled from Docker Hub.",
+    "container_image": "The image the caller gave, as it gave it (trtllm-case-executor stores the "
+    "canonical `registry/path:tag` and the builder keeps it), else docker_image; an image "
+    "case-executor wrote into work_dir's job_spec.json before the emit is the one used. The "
+    "script gives pyxis its `registry#path:tag` form.",
     "scheduler": "The scheduler backend that queues the job: slurm or docker (from "
     "execution_scenario).",
     "transport": "How that scheduler is reached: local, or ssh (remote_slurm: the job's files "
@@ -70,8 +74,9 @@ FIELDS = {
     "asked for in all: `--gres` per node times the nodes, or a docker job's devices), "
     "`gpus_per_node` (the partition's node size), `tp`, `pp`, `ep`.",
     "hang_pattern": "The request's hang pattern (a regular expression), when it gave one.",
-    "monitor_timeout_seconds": "Not written by emit: the executors' contract field, for a "
-    "job_spec.json written by another tool.",
+    "monitor_timeout_seconds": "trtllm-case-executor's wall-clock limit for the executors: emit "
+    "keeps the one work_dir's job_spec.json holds (a number of seconds above 0) on every "
+    "re-emit.",
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",

@@ -1,7 +1,7 @@
 """job_spec.json as the case-executor and the executors use it: values the case-executor already
 resolved into work_dir's job_spec.json are read when the request lacks them (the trail says so),
 a re-emit keeps the fields it does not own, and the fields the executors read (work_dir,
-repo_root, node_count, container_image in pyxis's form) are written."""
+repo_root, node_count, container_image in its canonical form) are written."""
 
 from __future__ import annotations
 
@@ -107,8 +107,8 @@ def test_the_fields_executors_read_are_written(site: Site) -> None:
     assert spec["work_dir"] == str(site.work("job"))
     assert spec["repo_root"] == str(site.repo)
     assert spec["node_count"] == spec["slurm_params"]["nodes"] == 1
-    registry, _, path = spec["docker_image"].partition("/")
-    assert spec["container_image"] == f"{registry}#{path}"
+    # canonical, as trtllm-case-executor stores it: pyxis's `registry#path` is the script's
+    assert spec["container_image"] == spec["docker_image"] and "#" not in spec["container_image"]
     docker = build_request(
         site.fields(
             workflow_type="eval", eval_cmd=EVAL, execution_scenario="local_docker",
@@ -118,7 +118,8 @@ def test_the_fields_executors_read_are_written(site: Site) -> None:
         {},
     )  # fmt: skip
     output = generate(docker, machine="x86_64", home=str(site.home))
-    assert output.job_spec.container_image is None and output.job_spec.node_count is None
+    assert output.job_spec.container_image == output.job_spec.docker_image
+    assert output.job_spec.node_count is None
 
 
 def test_a_remote_eval_never_searches_this_machine_for_a_cluster_path(

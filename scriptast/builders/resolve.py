@@ -8,6 +8,7 @@ import msgspec
 
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, HandOver, Resolution, SharedResolution
+from scriptast.builders.request.caller_fields import per_node_disagreement, take_caller_fields
 from scriptast.builders.request.fields import Request
 from scriptast.builders.request.forwarded import SOURCE as FORWARDED_SOURCE, with_forwarded
 from scriptast.builders.resolution import model_name as names, slurm_params
@@ -47,8 +48,7 @@ def resolve(
     request, forwarded = taken.request, taken.taken
     for warning in taken.overruled:
         trail.warn(warning)
-    for field in ("required_devices", "node_count"):
-        check_positive(getattr(request, field), field, ResolveError)
+    request = _with_caller_fields(request, trail)
     where = placement(request.execution_scenario)
     chosen = _category(request, where)
     is_slurm = where.scheduler == SLURM
@@ -63,7 +63,9 @@ def resolve(
     arch = resolve_arch(where, place.partition, env, machine)
     trail.add("arch", arch.name, arch.source)
     image = resolve_image(request.container_image, request.repo_root, arch.name, squashfs=is_slurm)
-    trail.add("docker_image", image.canonical, image.source)
+    image_source = _source("container_image", forwarded) if "container_image" in forwarded \
+        else image.source  # fmt: skip
+    trail.add("docker_image", image.canonical, image_source)
     models_root = _models_root(request, trail, forwarded)
     plan = _mounts(request, where, chosen, place, home, trail)
     facts = SharedResolution(
@@ -84,6 +86,7 @@ def resolve(
     per_node = resolution.gpus_per_node
     if per_node is not None:
         trail.add("gpus_per_node", per_node.value, per_node.source)
+    _warn_per_node(request, resolution, is_slurm, trail)
     persistent = _persistent(request, where, trail)
     install = _install(request, trail)
     par = resolution.parallelism
@@ -128,6 +131,37 @@ def _resolution(chosen: Category, facts: SharedResolution, trail: Trail) -> Reso
         raise ResolveError(f"category {chosen.name} hands the job to {made.to}, which takes "
                            "none over", field="workflow_type")  # fmt: skip
     return taker.take_over(facts, trail, made)
+
+
+def _with_caller_fields(request: Request, trail: Trail) -> Request:
+    """The request with trtllm-case-executor's own names taken into its fields, said in the
+    trail; every count it gives is above 0."""
+    for field in ("required_devices", "node_count", "total_required_devices",
+                  "required_devices_per_node"):  # fmt: skip
+        check_positive(getattr(request, field), field, ResolveError)
+    caller = take_caller_fields(request)
+    for field, value, source in caller.notes:
+        trail.add(field, value, source)
+    for warning in caller.warnings:
+        trail.warn(warning)
+    return caller.request
+
+
+def _warn_per_node(request: Request, resolution: Resolution, is_slurm: bool, trail: Trail
+                   ) -> None:  # fmt: skip
+    """The caller's required_devices_per_node against the GPUs a node the rules give the job:
+    --gres's count on Slurm, all the job's GPUs on one docker host; nothing to hold it against
+    when the category does not size the job (submit.py does)."""
+    if request.required_devices_per_node is None or (is_slurm and resolution.gres_need is None):
+        return
+    if is_slurm:
+        assert resolution.gres_need is not None
+        said = per_node_disagreement(request, resolution.gres_need, "--gres=gpu:N a node")
+    else:
+        devices = resolution.parallelism.required_devices
+        said = per_node_disagreement(request, devices.value, f"required_devices, {devices.source}")
+    if said is not None:
+        trail.warn(said)
 
 
 def _category(request: Request, where: Placement) -> Category:

@@ -57,7 +57,7 @@ REQUEST_HELP: dict[str, tuple[str, str]] = {
     "model_name": ("Short model name (derived when absent).", JOB),
     "required_devices": ("GPUs needed (derived when absent).", JOB),
     "node_count": ("Slurm nodes (derived when absent).", JOB),
-    "skill_dir": ("Accepted for compatibility; unused.", JOB),
+    "skill_dir": ("trtllm-case-executor's skill folder; accepted, unused.", JOB),
     "reference": (
         "A references file (TOML or YAML) the job's figures are held against by run; see "
         "docs/references.md.",
@@ -151,9 +151,11 @@ def _help(field: msgspec.inspect.Field) -> tuple[str, str]:
     raise AssertionError(f"request field {field.name} has no help: give it a description")
 
 
-NO_FLAG = ("env_check", "only_tests")
+NO_FLAG = ("env_check", "only_tests", "total_required_devices", "required_devices_per_node",
+           "skip_install")  # fmt: skip
 """Request fields with no flag of their own: env_check has one a key; only_tests is a list
-(emit --rerun-failed RUN fills it)."""
+(emit --rerun-failed RUN fills it); trtllm-case-executor's own names for what flags already
+set (--required-devices, --no-install) come in a request file."""
 
 
 def _request_flags() -> tuple[tuple[str, type, str, str], ...]:

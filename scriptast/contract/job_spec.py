@@ -90,6 +90,9 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     node_count: int | None = None
     container_image: str | None = None
     device_type: str | None = None
+    scenario: str | None = None
+    """The execution_scenario again, under the name trtllm-case-executor dispatches on
+    (`job_spec.scenario`) and the exec-* skills read."""
     scheduler: str
     transport: str
     logs: JobLogs

@@ -12,7 +12,7 @@ import msgspec
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Submitted
 from scriptast.builders.request.fields import Request
-from scriptast.builders.request.forwarded import kept_fields
+from scriptast.builders.request.forwarded import kept_fields, kept_monitor_timeout
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolve import resolve
 from scriptast.common.file_names import check_inside
@@ -128,6 +128,7 @@ def _finish(made: JobFiles, chosen: Category) -> Output:
         destinations=made.destinations,
         measures=_measures(job, chosen),
         allocation_refused=chosen.allocation_refusal,
+        monitor_timeout_seconds=kept_monitor_timeout(job.work_dir),
     )
     _check_hang_pattern(job.request.hang_pattern)
     text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))

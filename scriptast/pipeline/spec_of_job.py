@@ -25,10 +25,12 @@ def build_job_spec(
     destinations: dict[str, str] | None = None,
     measures: Measures | None = None,
     allocation_refused: str = "",
+    monitor_timeout_seconds: float | None = None,
 ) -> JobSpec:
     """The seed's fields for this job's category and scenario; `launch` gives the values of a
     launch script scriptast did not write (perf_sanity); `destinations` the cluster path of
-    each extra file (remote_slurm); `logs` the files the job's output goes to."""
+    each extra file (remote_slurm); `logs` the files the job's output goes to;
+    `monitor_timeout_seconds` what trtllm-case-executor wrote there before (kept)."""
     pattern = launch.log_file_pattern if launch else f"{job.job_name}_%j.out"
     persistent = bool(job.persistent_mode)
     where = job.placement
@@ -38,6 +40,7 @@ def build_job_spec(
         workflow_type=job.workflow,
         model_name=job.model_name,
         execution_scenario=job.scenario,
+        scenario=job.scenario,
         docker_image=job.image,
         script_path=script_path,
         script_name=script_name,
@@ -59,7 +62,9 @@ def build_job_spec(
         work_dir=job.work_dir,
         repo_root=job.repo_root,
         node_count=job.slurm.nodes if job.slurm is not None else None,
-        container_image=job.image_enroot if job.slurm is not None else None,
+        # the caller's image as it gave it (trtllm-case-executor stores the canonical form;
+        # pyxis's `registry#path` is the script's business), else the canonical one
+        container_image=job.request.container_image or job.image,
         device_type=job.request.device_type,
         scheduler=where.scheduler,
         transport=where.transport,
@@ -67,6 +72,7 @@ def build_job_spec(
         measures=measures,
         setup=setup_of(job),
         hang_pattern=job.request.hang_pattern,
+        monitor_timeout_seconds=monitor_timeout_seconds,
         files=files or {},
     )
 

@@ -44,6 +44,8 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     skill_dir: str | None = None
     model_name: str | None = None
     required_devices: int | None = None
+    total_required_devices: int | None = None
+    required_devices_per_node: int | None = None
     node_count: int | None = None
     partition: str | None = None
     account: str | None = None
@@ -61,6 +63,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True):
     remote_home: str | None = None
     env_check: EnvCheck | None = None
     install: bool = True
+    skip_install: bool | None = None
     install_mode: Literal["source", "wheel"] = "source"
     wheel_path: str | None = None
     reference: str | None = None

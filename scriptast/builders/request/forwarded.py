@@ -17,7 +17,11 @@ from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
 from scriptast.errors import InputError
 
-FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root", "device_type")
+FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root", "device_type",
+             "container_image")  # fmt: skip
+CALLERS_ONLY = frozenset({"container_image"})
+"""Taken only from a job_spec.json scriptast did not write (trtllm-case-executor's, which
+resolves the image once for every consumer): a re-emit resolves its own image again."""
 PATHS = frozenset({"remote_repo_path", "remote_work_dir", "llm_models_root"})
 REMOTE_ONLY = frozenset({"remote_repo_path", "remote_work_dir"})
 SOURCE = "work_dir's job_spec.json (resolved by trtllm-case-executor)"
@@ -79,9 +83,10 @@ def with_forwarded(request: Request) -> Forwarded:
     path = os.path.join(request.work_dir, JOB_SPEC)
     found: dict[str, str] = {}
     overruled: list[str] = []
+    ours = "files" in existing  # every job_spec.json emit writes lists its files
     for field in wanted:
         value = existing.get(field)
-        if value is None:
+        if value is None or (field in CALLERS_ONLY and ours):
             continue
         if not isinstance(value, str) or (field in PATHS and not value.startswith("/")):
             raise InputError(
@@ -100,6 +105,19 @@ def with_forwarded(request: Request) -> Forwarded:
             continue
         found[field] = value
     return Forwarded(msgspec.structs.replace(request, **found), frozenset(found), tuple(overruled))
+
+
+def kept_monitor_timeout(work_dir: str) -> float | None:
+    """The `monitor_timeout_seconds` trtllm-case-executor wrote into work_dir's job_spec.json
+    (a number of seconds above 0), which a re-emit keeps; None when there is none."""
+    try:
+        existing = existing_job_spec(work_dir)
+    except InputError:
+        return None
+    value = (existing or {}).get("monitor_timeout_seconds")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 < value < 10**9 else None
 
 
 def kept_fields(work_dir: str) -> dict[str, Any]:
