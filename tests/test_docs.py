@@ -57,3 +57,22 @@ def test_stored_help_pages_are_current() -> None:
 
     stored = (ROOT / "scriptast/cli/help_pages.json").read_text(encoding="utf-8")
     assert stored == build.help_pages(), "run python docs/build.py"
+
+
+def test_the_departures_from_the_seed_are_one_page_each_with_its_test() -> None:
+    """docs/departures.md lists each deliberate departure with its reason and the test that
+    holds it; README points there and keeps no section of its own about the seed."""
+    import re
+
+    page = (ROOT / "docs/departures.md").read_text(encoding="utf-8")
+    entries = [e for e in page.split("## Not departures")[0].split("\n- ")[1:]]
+    assert len(entries) >= 6
+    for entry in entries:
+        named = re.findall(r"`(tests/[\w/]+\.py)`", entry)
+        assert named, entry[:60]
+        assert all((ROOT / path).is_file() for path in named), named
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/departures.md" in readme
+    assert "## Where scriptast departs from the seed" not in readme
+    trtllm = (ROOT / "docs/trtllm.md").read_text(encoding="utf-8")
+    assert "--run-sh`/`--install-sh`" in trtllm and "never changes the user's checkout" in trtllm
