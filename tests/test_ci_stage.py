@@ -391,3 +391,24 @@ def test_a_waives_file_of_ones_own_is_read_from_where_emit_runs(site: Site) -> N
     assert (site.work("job") / "waives.txt").read_text() == mine.read_text()
     (row,) = [r for r in done.stderr.splitlines() if r.startswith("waives_file")]
     assert row.split()[1] == str(mine)  # made absolute, as the request's other local paths
+
+
+def test_the_summary_names_the_stages_tests_and_where_the_list_is(site: Site) -> None:
+    """How many test lines the stage's list holds, the first ones, which split pytest-split
+    runs of them, and the path of the whole list in the work dir."""
+    request = site.request(workflow_type="pytest", ci_stage="DGX_B200-4_GPUs-PyTorch-2")
+    output = generate(request, machine="x86_64", home=str(site.home))
+    lines = output.summary.splitlines()
+    listed = site.work("job") / "test_list.txt"
+    written = next(f.text for f in output.files if f.path == str(listed)).splitlines()
+    first = [line.split(" ", 1)[0] for line in written[:3]]
+    assert lines[6] == f"Tests: {len(written)} test line(s) in the stage's list: " \
+        f"{', '.join(first)}, ..."  # fmt: skip
+    assert lines[7] == ("Runs: split 2 of 3 of them, which pytest-split (least_duration) "
+                        f"chooses as CI does when the job starts; the whole list: {listed}")  # fmt: skip
+    narrowed = generate(site.request(workflow_type="pytest", ci_stage="DGX_B200-4_GPUs-PyTorch-2",
+                                     only_tests=[first[0]]),
+                        machine="x86_64", home=str(site.home))  # fmt: skip
+    assert narrowed.summary.splitlines()[6] == f"Tests: 1 test line(s) in the stage's list: " \
+        f"{first[0]}"  # fmt: skip
+    assert "all of them (narrowed to the tests asked for, not split)" in narrowed.summary

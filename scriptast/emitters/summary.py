@@ -5,8 +5,10 @@ from __future__ import annotations
 from scriptast.contract.job_spec import JobSpec
 
 
-def emit_summary(spec: JobSpec, job_spec_path: str, script: str, *, devices: int) -> str:
-    """`Generated:`, `Script:`, `Workflow:`, `Model:`, `Docker image:`, `Devices:` lines."""
+def emit_summary(spec: JobSpec, job_spec_path: str, script: str, *, devices: int,
+                 more: tuple[str, ...] = ()) -> str:  # fmt: skip
+    """`Generated:`, `Script:`, `Workflow:`, `Model:`, `Docker image:`, `Devices:` lines, then
+    `more` (what the job's category adds: a CI stage's tests)."""
     nodes = spec.slurm_params.nodes if spec.slurm_params else 1
     gpus = "GPU" if devices == 1 else "GPUs"
     node_word = "node" if nodes == 1 else "nodes"
@@ -17,4 +19,4 @@ def emit_summary(spec: JobSpec, job_spec_path: str, script: str, *, devices: int
         f"Model: {spec.model_name}\n"
         f"Docker image: {spec.docker_image}\n"
         f"Devices: {devices} {gpus} across {nodes} {node_word}\n"
-    )
+    ) + "".join(f"{line}\n" for line in more)

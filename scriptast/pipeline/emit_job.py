@@ -137,7 +137,13 @@ def _finish(made: JobFiles, chosen: Category) -> Output:
         files=(*made.files, OutputFile(spec_path, text)),
         job_spec=spec,
         main_script=made.main.path,
-        summary=emit_summary(spec, spec_path, made.main.path, devices=job.required_devices),
+        summary=emit_summary(
+            spec,
+            spec_path,
+            made.main.path,
+            devices=job.required_devices,
+            more=job.work.summary_lines(),
+        ),
         submit_argv=made.submit_argv,
         docker_run=made.docker_run,
     )

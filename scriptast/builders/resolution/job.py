@@ -44,6 +44,10 @@ class Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="category"):
         scripts (and sent to a cluster with them)."""
         return ()
 
+    def summary_lines(self) -> tuple[str, ...]:
+        """Lines the summary adds after the seed's (a CI stage: the tests it runs)."""
+        return ()
+
 
 W = TypeVar("W", bound=Work)
 

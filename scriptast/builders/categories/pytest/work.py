@@ -46,12 +46,17 @@ class PytestWork(Work, frozen=True, kw_only=True, tag="pytest"):
     """The model the selected tests declare (MODEL_NAME: the HF id), for the results store."""
     files: tuple[tuple[str, str], ...] = ()
     """(name, text) of the files a CI stage's run reads: its test list and waives."""
+    said: tuple[str, ...] = ()
+    """What the summary says of a CI stage's tests."""
 
     def commands(self) -> tuple[tuple[str, UserCommand], ...]:
         return (("test_cmd", self.test),)
 
     def data_files(self) -> tuple[tuple[str, str], ...]:
         return self.files
+
+    def summary_lines(self) -> tuple[str, ...]:
+        return self.said
 
 
 def check_request(request: Request) -> None:
@@ -351,7 +356,10 @@ def _stage_resolution(facts: SharedResolution, trail: Trail) -> Resolution:
     trail.add("junit", run.junit, "--junit-xml of the stage's pytest command")
     work = PytestWork(test=run.command, workdir=posixpath.join(facts.project, DEFS),
                       junit=run.junit,
-                      files=((TEST_LIST, run.test_list), (WAIVES_COPY, run.waives)))  # fmt: skip
+                      files=((TEST_LIST, run.test_list), (WAIVES_COPY, run.waives)),
+                      said=_stage_tests(run.test_list, posixpath.join(request.work_dir, TEST_LIST),
+                                        stage.split, stage.config.splits,
+                                        bool(part.only_tests)))  # fmt: skip
     return Resolution(
         work=work,
         parallelism=par,
@@ -360,6 +368,24 @@ def _stage_resolution(facts: SharedResolution, trail: Trail) -> Resolution:
         world_source="one pytest process, as CI runs a stage",
         gpus_per_node=facts.gpus_per_node,
         gres_need=par.required_devices.value,
+    )
+
+
+SHOWN_TESTS = 3
+
+
+def _stage_tests(listed: str, path: str, split: int, splits: int, narrowed: bool
+                 ) -> tuple[str, ...]:  # fmt: skip
+    """The summary's lines of a CI stage: how many test lines its list holds, the first ones,
+    which split of them pytest-split runs, and where the whole list is."""
+    lines = [line.split(" ", 1)[0] for line in listed.splitlines() if line.strip()]
+    shown = ", ".join(lines[:SHOWN_TESTS]) + (", ..." if len(lines) > SHOWN_TESTS else "")
+    how = ("all of them (narrowed to the tests asked for, not split)" if narrowed or splits == 1
+           else f"split {split} of {splits} of them, which pytest-split (least_duration) "
+           "chooses as CI does when the job starts")  # fmt: skip
+    return (
+        f"Tests: {len(lines)} test line(s) in the stage's list: {shown}",
+        f"Runs: {how}; the whole list: {path}",
     )
 
 
