@@ -193,3 +193,74 @@ def test_an_acceptance_length_is_held_against_upstreams_min_al(
     assert checked["lower"] == pytest.approx(1.926694) and checked["reference"] == 2.028099
     assert "has no entry for TestNotThere::test_x" in figures[
         "TestNotThere::test_x acceptance_length"]["unchecked"]  # fmt: skip
+
+
+def _judged_on_a_terminal(tmp_path: Path, command: str, **env: str) -> str:
+    """What tmux's pane shows of `command` (escape sequences kept: capture-pane -e)."""
+    import shutil
+    import time
+
+    tmux = shutil.which("tmux")
+    assert tmux is not None, "tmux is installed by tests/slurm/cluster.sh install-deps"
+    socket = str(tmp_path / f"tmux-{len(list(tmp_path.glob('tmux-*')))}.sock")
+    kept = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH")}
+    subprocess.run([tmux, "-S", socket, "new-session", "-d", "-x", "220", "-y", "50", "env",
+                    "-u", "NO_COLOR", *(f"{k}={v}" for k, v in {**kept, "TERM": "xterm",
+                    **env}.items()), "bash", "-c", f"{command}; echo DONE; sleep 30"],
+                   check=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        screen = ""
+        while time.monotonic() < deadline and "DONE" not in screen:
+            time.sleep(0.2)
+            screen = subprocess.run([tmux, "-S", socket, "capture-pane", "-p", "-e"],
+                                    capture_output=True, text=True).stdout  # fmt: skip
+    finally:
+        subprocess.run([tmux, "-S", socket, "kill-server"], capture_output=True)
+    assert "DONE" in screen, screen
+    return screen
+
+
+def test_verdicts_and_margins_are_coloured_on_a_terminal_only(tmp_path: Path) -> None:
+    """On a terminal the verdict, the margin and its word are coloured; with NO_COLOR, or
+    piped, the same text is plain."""
+    shims = Shims(tmp_path / "shims")
+    log = tmp_path / "bench.log"
+    tool(shims, ["trtllm-bench", "--model", LLAMA, "throughput", "--dataset", "d.json",
+                 "--report_json", "report.json"], log, tmp_path, SHIM_BENCH_TPS="4000")  # fmt: skip
+    command = (f"{SCRIPTAST} judge {log} --report-json {tmp_path / 'report.json'} --reference "
+               f"{references(tmp_path, 5000.0)}")  # fmt: skip
+    coloured = _judged_on_a_terminal(tmp_path, command)
+    assert "\x1b[1m\x1b[31mREGRESSED\x1b[0m" in coloured  # bold red, as tmux spells it
+    assert "\x1b[31m" in coloured.split("output_throughput")[1].split("\n")[0]
+    plain = _judged_on_a_terminal(tmp_path, command, NO_COLOR="1")
+    assert "REGRESSED  " in plain
+    assert "\x1b[31m" not in plain and "\x1b[1;31m" not in plain
+    piped = judge(str(log), "--report-json", str(tmp_path / "report.json"), "--reference",
+                  str(references(tmp_path, 5000.0)))  # fmt: skip
+    assert "\x1b" not in piped.stdout
+
+
+def test_nothing_a_job_printed_is_coloured_or_moves_the_cursor() -> None:
+    """Colour goes on scriptast's own words after the record is escaped: a log line, a failure
+    pattern hit or a figure name carrying escape sequences is shown escaped either way."""
+    from scriptast.contract.measured import Check, Figure, Source
+    from scriptast.contract.run_record import RECORD_VERSION, RunRecord, Verdict
+    from scriptast.executor.report import summary
+
+    hostile = "\x1b[32mPASSED\x1b[0m"
+    figure = Figure(name=f"tps{hostile}", value=4000.0, unit="tokens/s",
+                    source=Source(file="bench.log", line=3),
+                    check=Check(reference=5000.0, lower=4500.0, upper=None, margin=-10.0,
+                                ok=False, origin="references.toml"))  # fmt: skip
+    record = RunRecord(version=RECORD_VERSION, work_dir="/w", script="/w/job.slurm",
+                       submitted_at="2026-12-07T00:00:00Z", submit_command=("sbatch",),
+                       out_log="/w/job.out", verdict=Verdict.REGRESSED, figures=(figure,),
+                       last_lines=(hostile,))  # fmt: skip
+    plain, painted = summary(record), summary(record, colour=True)
+    assert "\x1b" not in plain and plain.count("\\x1b[32mPASSED\\x1b[0m") == 2
+    assert painted.startswith("\x1b[1;31mREGRESSED\x1b[0m  /w\n")
+    assert "margin \x1b[31m-10.00\x1b[0m): \x1b[31mREGRESSED\x1b[0m\n" in painted
+    assert painted.count("\\x1b[32mPASSED\\x1b[0m") == 2  # the job's text, still escaped
+    assert painted.replace("\x1b[1;31m", "").replace("\x1b[31m", "").replace("\x1b[0m",
+                                                                             "") == plain  # fmt: skip

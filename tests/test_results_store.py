@@ -759,3 +759,22 @@ def test_history_reads_each_setups_newest_runs_past_many_regressed_ones(
     assert four.target_run == 36 and four.baseline_runs == (6, 5, 4, 3, 2)
     assert four.verdict == "REGRESSED" and four.base is not None and four.base.value == 1000.0
     assert eight.target_run == 37 and eight.verdict.startswith("not judged: 0 earlier")
+
+
+def test_compare_colours_only_its_own_verdict_words_on_a_terminal() -> None:
+    from scriptast.cli.results_actions import _comparisons
+    from scriptast.results.store.compare import Comparison, Side
+
+    found = [
+        Comparison(model="m\x1b[32m ok", gpu_type=None, gpu_count=2, figure="tps", unit="t/s",
+                   base=Side(value=10.0, runs=3), target=Side(value=5.0, runs=3),
+                   difference=-50.0, verdict="REGRESSED"),
+        Comparison(model="m", gpu_type=None, gpu_count=2, figure="ttft", unit="ms",
+                   verdict="not judged: no run of the base has it"),
+    ]  # fmt: skip
+    plain, painted = _comparisons(found), _comparisons(found, colour=True)
+    assert "\x1b[" not in plain.replace("\\x1b", "")
+    rows = painted.splitlines()
+    assert rows[1].endswith("  \x1b[31mREGRESSED\x1b[0m")
+    assert rows[2].endswith("no run of the base has it")
+    assert painted.replace("\x1b[31m", "").replace("\x1b[0m", "") == plain

@@ -456,7 +456,12 @@ def judge(
                 record.notes += (f"not stored: {failed}",)
         for line in record.errors:
             sys.stderr.write(f"error: {line}\n")
-        sys.stdout.write(as_json([record], False) if json_output else summary(record))
+        from scriptast.common.colour import wants_colour
+
+        colour = wants_colour(sys.stdout)
+        sys.stdout.write(
+            as_json([record], False) if json_output else summary(record, colour=colour)
+        )
         return record.verdict_exit_code or 0
 
     _executing(judged)

@@ -100,7 +100,10 @@ def show_action(values: dict[str, Any]) -> int:
     keys = {field: getattr(row, field) for field in SUMMARY}
     width = max(len(k) for k in keys)
     sys.stdout.write("".join(f"{k:<{width}}  {cell(value)}\n" for k, value in keys.items()))
-    sys.stdout.write("\n" + summary(msgspec.json.decode(text, type=RunRecord), True))
+    from scriptast.common.colour import wants_colour
+
+    record = msgspec.json.decode(text, type=RunRecord)
+    sys.stdout.write("\n" + summary(record, True, colour=wants_colour(sys.stdout)))
     return 0
 
 
@@ -121,7 +124,9 @@ def compare_action(values: dict[str, Any]) -> int:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(found), indent=2).decode()
                          + "\n")  # fmt: skip
     elif found:
-        sys.stdout.write(_comparisons(found))
+        from scriptast.common.colour import wants_colour
+
+        sys.stdout.write(_comparisons(found, colour=wants_colour(sys.stdout)))
     else:
         sys.stdout.write("nothing to compare: no stored run matches\n")
     if not found:
@@ -321,7 +326,7 @@ def _known_figure(store: Store, figure: str) -> None:
                          "show RUN_ID' lists a run's figures")  # fmt: skip
 
 
-def _comparisons(found: list[Comparison]) -> str:
+def _comparisons(found: list[Comparison], colour: bool = False) -> str:
     rows = [("MODEL", "SETUP", "FIGURE", "BASE", "TARGET", "DIFF", "VERDICT")]
     for c in found:
         rows.append((cell(c.model), cell(c.setup or "-"), cell(c.figure),
@@ -330,4 +335,24 @@ def _comparisons(found: list[Comparison]) -> str:
                      f"{c.difference:+.2f}%" if c.difference is not None else "-",
                      c.verdict))  # fmt: skip
     regressed = sum(1 for c in found if c.verdict == "REGRESSED")
-    return table(rows) + f"{len(found)} figure(s) compared, {regressed} REGRESSED\n"
+    text = table(rows)
+    if colour:
+        text = _painted_verdicts(text)
+    return text + f"{len(found)} figure(s) compared, {regressed} REGRESSED\n"
+
+
+COMPARED_COLOUR = {"REGRESSED": "31", "improved": "32", "ok": "32", "changed": "33"}
+
+
+def _painted_verdicts(text: str) -> str:
+    """Each row's verdict (the last column, scriptast's own word) coloured."""
+    from scriptast.common.colour import paint
+
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        word = body.rsplit(" ", 1)[-1]
+        if word in COMPARED_COLOUR and body.endswith("  " + word):
+            body = body[: -len(word)] + paint(word, COMPARED_COLOUR[word])
+        out.append(body + line[len(line.rstrip("\n")) :])
+    return "".join(out)

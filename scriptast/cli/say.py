@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from typing import NoReturn
 
 
 def _colour(text: str, code: str) -> str:
     """ANSI colour on a terminal, unless NO_COLOR is set."""
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
-        return text
-    return f"\x1b[{code}m{text}\x1b[0m"
+    from scriptast.common.colour import paint, wants_colour
+
+    return paint(text, code) if wants_colour(sys.stderr) else text
 
 
 def one_line(text: str) -> str:

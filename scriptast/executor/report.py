@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from scriptast.common.colour import BOLD_RED, GREEN, RED, YELLOW, paint
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import VERDICT_EXIT, RunRecord, Verdict
 from scriptast.executor.shown import shown as escaped
@@ -38,9 +39,37 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def summary(record: RunRecord, every_figure: bool = False) -> str:
+VERDICT_COLOUR = {Verdict.PASSED: GREEN, Verdict.INCONCLUSIVE: YELLOW,
+                  Verdict.CANCELLED: YELLOW}  # fmt: skip
+"""A verdict's colour on a terminal; any other is red."""
+
+
+def _painted_verdict(line: str, verdict: Verdict | None) -> str:
+    """An escaped line that begins with the verdict, its verdict coloured."""
+    if verdict is None or not line.startswith(str(verdict)):
+        return line
+    word = str(verdict)
+    return paint(word, VERDICT_COLOUR.get(verdict, BOLD_RED)) + line[len(word) :]
+
+
+def _painted_figure(line: str) -> str:
+    """An escaped figure line, as figure_text ends it: its margin and its word coloured (the
+    figure's name and value come from the job; only scriptast's own tail is touched)."""
+    for word, code in ((": ok", GREEN), (": REGRESSED", RED)):
+        if line.endswith(word):
+            head = line[: -len(word)]
+            at = head.rfind(", margin ")
+            if at >= 0:
+                margin = head[at + len(", margin ") : -1]
+                head = f"{head[:at]}, margin {paint(margin, code)})"
+            return f"{head}: {paint(word[2:], code)}"
+    return line
+
+
+def summary(record: RunRecord, every_figure: bool = False, colour: bool = False) -> str:
     """A job's result for a person (`every_figure`: each figure, not only those with a
-    reference and the headline)."""
+    reference and the headline); `colour`: the verdict, each margin and its word coloured,
+    on what is already escaped, so nothing the job printed is coloured."""
     ident = f"job {record.job_id}" if record.job_id else f"pid {record.pid}"
     code = "unknown" if record.exit_code is None else str(record.exit_code)
     if record.exit_signal:
@@ -63,7 +92,9 @@ def summary(record: RunRecord, every_figure: bool = False) -> str:
         hit = record.hang_hit
         lines.append(f"  hang: {hit.pattern!r} at {hit.log}:{hit.line_number}: {hit.line}")
     measured = bool(record.figures or record.tests or record.missing or record.unread)
+    first_figure = len(lines)
     lines += measured_lines(record, every_figure)
+    figures = range(first_figure, first_figure + _figure_count(record, every_figure))
     if record.success_hits and not measured:
         hit = record.success_hits[0]
         lines.append(f"  success pattern {hit.pattern!r} at line {hit.line_number}: {hit.line}")
@@ -77,7 +108,18 @@ def summary(record: RunRecord, every_figure: bool = False) -> str:
     if record.verdict is not Verdict.PASSED and record.last_lines:
         lines.append("  last lines:")
         lines += [f"    {line}" for line in record.last_lines[-SHOWN_LINES:]]
-    return escaped("\n".join(lines) + "\n")
+    if not colour:
+        return escaped("\n".join(lines) + "\n")
+    shown = [escaped(line) for line in lines]
+    shown[0] = _painted_verdict(shown[0], record.verdict)
+    for at in figures:
+        shown[at] = _painted_figure(shown[at])
+    return "\n".join(shown) + "\n"
+
+
+def _figure_count(record: RunRecord, every_figure: bool) -> int:
+    """How many figure lines measured_lines begins with."""
+    return sum(1 for f in record.figures if every_figure or f.check or f.headline)
 
 
 def figure_text(figure: Figure) -> str:
@@ -148,9 +190,9 @@ def _headline(record: RunRecord) -> str:
     return f"{figure.name} {_number(figure.value)}{margin}"
 
 
-def table(records: Sequence[RunRecord]) -> str:
+def table(records: Sequence[RunRecord], colour: bool = False) -> str:
     """One line a job: verdict, exit code, job id, elapsed, its headline figure and margin,
-    work_dir; and the counts."""
+    work_dir; and the counts (`colour`: each job's verdict coloured)."""
     rows = [("VERDICT", "EXIT", "JOB", "ELAPSED", "HEADLINE", "WORK_DIR")]
     for r in records:
         code = "-" if r.exit_code is None else str(r.exit_code)
@@ -163,7 +205,12 @@ def table(records: Sequence[RunRecord]) -> str:
     for r in records:
         counts[str(r.verdict)] = counts.get(str(r.verdict), 0) + 1
     lines.append(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
-    return escaped("\n".join(lines) + "\n")
+    if not colour:
+        return escaped("\n".join(lines) + "\n")
+    shown = [escaped(line) for line in lines]
+    for at, record in enumerate(records, 1):
+        shown[at] = _painted_verdict(shown[at], record.verdict)
+    return "\n".join(shown) + "\n"
 
 
 def as_json(records: Sequence[RunRecord], many: bool) -> str:

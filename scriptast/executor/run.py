@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from scriptast.common.colour import wants_colour
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import Attempt, Launch, RunRecord, Verdict, encode_record
@@ -286,10 +287,12 @@ def report(records: Sequence[RunRecord], console: Console, json_output: bool) ->
     if json_output:
         console.result(as_json(records, many))
     elif many:
-        console.result("".join(summary(r) for r in records if r.verdict != "PASSED"))
-        console.result(table(records))
+        colour = wants_colour(sys.stdout)
+        console.result("".join(summary(r, colour=colour) for r in records
+                               if r.verdict != "PASSED"))  # fmt: skip
+        console.result(table(records, colour=colour))
     else:
-        console.result(summary(records[0]))
+        console.result(summary(records[0], colour=wants_colour(sys.stdout)))
     return exit_code(records)
 
 
