@@ -264,16 +264,7 @@ def _kind(prop: dict[str, Any]) -> str:
     return str(prop.get("type") or prop.get("$ref", "").split("/")[-1])
 
 
-def help_pages() -> str:
-    """Every stored help page, rendered by the typer app as it writes to a pipe."""
-    from scriptast.cli.help_pages import help_requests, page_key, piped_output
-
-    pages = {page_key(arguments): piped_output(arguments) for arguments in help_requests()}
-    return json.dumps(pages, indent=1, ensure_ascii=False) + "\n"
-
-
 def main() -> None:
-    (ROOT / "scriptast" / "cli" / "help_pages.json").write_text(help_pages(), encoding="utf-8")
     (ROOT / "docs" / "guide.md").write_text(guide(), encoding="utf-8")
     (ROOT / "docs" / "job_spec.md").write_text(job_spec(), encoding="utf-8")
 

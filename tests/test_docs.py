@@ -52,13 +52,6 @@ def test_library_doc_code_runs() -> None:
     assert "derived from --tp 2 in bench_cmd" in printed
 
 
-def test_stored_help_pages_are_current() -> None:
-    import build
-
-    stored = (ROOT / "scriptast/cli/help_pages.json").read_text(encoding="utf-8")
-    assert stored == build.help_pages(), "run python docs/build.py"
-
-
 def test_the_departures_from_the_seed_are_one_page_each_with_its_test() -> None:
     """docs/departures.md lists each deliberate departure with its reason and the test that
     holds it; README points there and keeps no section of its own about the seed."""

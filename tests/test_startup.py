@@ -251,26 +251,6 @@ def test_sweep_emits_every_line_and_reports_bad_ones(tmp_path: Path) -> None:
     assert spec["model_name"] == "m1" and spec["slurm_params"]["ntasks"] == 2
 
 
-def test_piped_help_is_what_typer_prints_and_loads_no_typer() -> None:
-    from scriptast.cli.help_pages import RENDERING_VARIABLES, help_requests, piped_output
-
-    for arguments in help_requests()[::2]:
-        assert piped_output(arguments, through="scriptast.cli.entry") == piped_output(arguments)
-    env = {k: v for k, v in os.environ.items() if k not in RENDERING_VARIABLES}
-    code = "import sys, io\nsys.argv = ['scriptast', 'emit', '--help']\nfrom scriptast.cli.entry import main\nmain()"
-    loaded = _loaded_after(code, base=env)
-    assert not loaded & {"typer", "click", "rich", "pydantic"}
-
-
-def test_help_under_other_rendering_settings_goes_through_typer() -> None:
-    from scriptast.cli.help_pages import piped_output
-
-    arguments = ("emit", "--help")
-    page = piped_output(arguments, through="scriptast.cli.entry", COLUMNS="132")
-    assert page == piped_output(arguments, COLUMNS="132")
-    assert max(len(line) for line in page.splitlines()) > 100
-
-
 def test_plain_verify_runs_without_typer(tmp_path: Path) -> None:
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun --mpi=pmix hostname\n")

@@ -369,23 +369,26 @@ def test_pre_commit_hook_definition() -> None:
     )
 
 
-def test_piped_help_cuts_no_option_name_or_text() -> None:
-    from scriptast.cli.help_pages import PAGES_FILE
+def _piped_help(*arguments: str) -> str:
+    """`scriptast ARGUMENTS --help` as a pipe gets it (typer's help, 100 columns wide)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    return subprocess.run([sys.executable, "-m", "scriptast", *arguments, "--help"],
+                          capture_output=True, text=True, env=env, check=True).stdout  # fmt: skip
 
-    pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
-    assert pages and not [key for key, page in pages.items() if "…" in page]
+
+def test_piped_help_cuts_no_option_name_or_text() -> None:
+    pages = {" ".join(path): _piped_help(*path) for path in _every_command()}
+    assert len(pages) > 20 and not [key for key, page in pages.items() if "…" in page]
 
 
 def test_a_category_help_shows_its_own_options_and_the_shared_ones() -> None:
-    from scriptast.cli.help_pages import PAGES_FILE
-
-    pages: dict[str, str] = json.loads(PAGES_FILE.read_text(encoding="utf-8"))
-    bench, custom = pages["emit bench --help"], pages["emit custom --help"]
+    bench, custom = _piped_help("emit", "bench"), _piped_help("emit", "custom")
     assert "--bench-cmd" in bench and "--test-cmd" not in bench and "--custom-env" not in bench
     assert "--custom-env" in custom and "--custom-script" in custom and "--bench-cmd" not in custom
     for page in (bench, custom):
         assert "--partition" in page and "--llm-models-root" in page and "--explain" in page
-    assert "--bench-cmd" in pages["emit --help"] and "--test-cmd" in pages["emit --help"]
+    emit = _piped_help("emit")
+    assert "--bench-cmd" in emit and "--test-cmd" in emit
 
 
 def test_a_flag_of_another_workflow_is_a_usage_error() -> None:
@@ -471,20 +474,16 @@ def test_every_missing_field_is_named_at_once(tmp_path: Path) -> None:
 
 
 def test_help_shows_no_type_on_a_switch_and_no_python_type_names() -> None:
-    from scriptast.cli.help_pages import PAGES_FILE
-
-    pages = json.loads(PAGES_FILE.read_text())
-    assert pages and all("<bool>" not in page for page in pages.values())
-    assert all("list[" not in page for page in pages.values())
-    assert "SCRIPT      <path>" in pages["verify --help"]
+    pages = [_piped_help(*path) for path in (("emit",), ("emit", "pytest"), ("verify",),
+                                             ("run",), ("results", "compare"))]  # fmt: skip
+    assert all("<bool>" not in page for page in pages)
+    assert all("list[" not in page for page in pages)
+    assert "SCRIPT      <path>" in pages[2]
 
 
 def test_perf_sanity_answers_to_both_names_and_offers_only_what_it_takes() -> None:
-    from scriptast.cli.help_pages import PAGES_FILE
-
-    pages = json.loads(PAGES_FILE.read_text())
-    assert "(also: emit perf_sanity)" in pages["emit --help"]
-    own = pages["emit perf-sanity --help"]
+    assert "(also: emit perf_sanity)" in _piped_help("emit")
+    own = _piped_help("emit", "perf-sanity")
     assert "--stdout" not in own and "--shell" not in own and "local_docker" not in own
     assert "local_slurm or remote_slurm (Slurm only)." in own
     for name in ("perf-sanity", "perf_sanity"):

@@ -29,7 +29,7 @@ if not sys.stdout.isatty() and not {"TERMINAL_WIDTH", "COLUMNS"} & set(os.enviro
 
 def _plain_type_labels() -> None:
     """Help shows no type for a flag (typer writes `<bool>` on switches that take no value) and
-    the element type for a list argument (`<path>...`, not `<list[Path]>...`)."""
+    the element type for a list argument or option (`<path>...`, not `<list[Path]>...`)."""
     from typer.core import TyperArgument, TyperOption
 
     option_label = TyperOption.display_type_rich
@@ -37,19 +37,26 @@ def _plain_type_labels() -> None:
     def option_type(self: TyperOption, ctx: Any) -> str | None:
         if self.is_flag:
             return None
-        return option_label(self, ctx)
+        element = _list_element(getattr(self, "type_descriptor", None))
+        return element if element is not None else option_label(self, ctx)
 
     argument_label = TyperArgument.display_type_rich
 
     def argument_type(self: TyperArgument, ctx: Any) -> str | None:
-        annotation: Any = self.type_descriptor.annotation
-        if typing.get_origin(annotation) is list:
-            (element,) = typing.get_args(annotation)
-            return f"<{getattr(element, '__name__', str(element)).lower()}>"
-        return argument_label(self, ctx)
+        element = _list_element(self.type_descriptor)
+        return element if element is not None else argument_label(self, ctx)
 
     TyperOption.display_type_rich = option_type  # type: ignore[method-assign]
     TyperArgument.display_type_rich = argument_type  # type: ignore[method-assign,assignment]
+
+
+def _list_element(descriptor: Any) -> str | None:
+    """`<str>` for a parameter typed `list[str]` (its element, as the help shows it), else None."""
+    annotation: Any = getattr(descriptor, "annotation", None)
+    if typing.get_origin(annotation) is not list:
+        return None
+    (element,) = typing.get_args(annotation)
+    return f"<{getattr(element, '__name__', str(element)).lower()}>"
 
 
 _plain_type_labels()
