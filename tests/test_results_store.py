@@ -778,3 +778,18 @@ def test_compare_colours_only_its_own_verdict_words_on_a_terminal() -> None:
     assert rows[1].endswith("  \x1b[31mREGRESSED\x1b[0m")
     assert rows[2].endswith("no run of the base has it")
     assert painted.replace("\x1b[31m", "").replace("\x1b[0m", "") == plain
+
+
+def test_the_columns_reader_keeps_a_bounded_number_of_name_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A store whose every run names its figures differently costs a decode a run, not memory
+    a run: past the bound, name lists are decoded and not kept, and still read right."""
+    from scriptast.results.store import packed
+
+    monkeypatch.setattr(packed, "MOST_SHARED", 3)
+    reader = ColumnsReader()
+    for n in range(10):
+        got = reader.read(pack_figures([(f"figure{n}", float(n), "ms", True)]), n)
+        assert got == ((f"figure{n}",), (float(n),), ("ms",), (True,))
+    assert len(reader._shared) == 3

@@ -395,3 +395,17 @@ def test_a_note_another_user_wrote_is_never_acted_on(tmp_path: Path) -> None:
     recover(str(work))  # the same note, this user's: acted on
     assert (work / "run.slurm").read_text() == "planted\n"
     assert not note.exists()
+
+
+def test_a_note_that_cannot_be_read_as_this_users_is_passed_over(tmp_path: Path) -> None:
+    """A note that goes away (or cannot be stat'ed) between listing and reading is passed over;
+    the others are still put back."""
+    from scriptast.workdir import journal
+
+    class Gone:
+        name = f"{journal.JOURNAL_PREFIX}1.json"
+
+        def is_file(self, follow_symlinks: bool = True) -> bool:
+            raise FileNotFoundError(self.name)
+
+    assert journal._ours(Gone(), os.geteuid()) is False  # type: ignore[arg-type]

@@ -127,15 +127,25 @@ def recover(work_dir: str) -> None:
     note this user did not write (a shared or another user's work dir) is never acted on, nor
     one reached through a link."""
     mine = os.geteuid()
+    notes: list[str] = []
     with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
-        notes = sorted(e.path for e in entries if e.is_file(follow_symlinks=False)
-                       and e.name.startswith((JOURNAL_PREFIX, *_EARLIER))
-                       and e.stat(follow_symlinks=False).st_uid == mine)  # fmt: skip
-    for path in notes:
+        for entry in entries:
+            if entry.name.startswith((JOURNAL_PREFIX, *_EARLIER)) and _ours(entry, mine):
+                notes.append(entry.path)
+    for path in sorted(notes):
         step = _read(path)
         if step is not None and not isinstance(step, Replaced):
             put_back(step)
         close_journal(path)
+
+
+def _ours(entry: os.DirEntry[str], user: int) -> bool:
+    """A regular file (never a link) that `user` owns; False when it is gone or unreadable."""
+    try:
+        return entry.is_file(follow_symlinks=False) and entry.stat(
+            follow_symlinks=False).st_uid == user  # fmt: skip
+    except OSError:
+        return False
 
 
 def _renames_back(step: Renames) -> None:

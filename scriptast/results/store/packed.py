@@ -85,6 +85,11 @@ def unpack_columns(value: object, run_id: object) -> Columns:
     return columns
 
 
+MOST_SHARED = 4096
+"""Lists of figure names a reader keeps decoded (a store whose every run names its figures
+differently costs a decode a run, never memory a run)."""
+
+
 class ColumnsReader:
     """Reads many runs' packed figures: the names, units and ways that runs of one setup share
     are decoded once, and returned as the same tuples (so they key a dict cheaply); each run's
@@ -105,7 +110,8 @@ class ColumnsReader:
             if shared is None:
                 shared = (_NAMES_DECODER.decode(names_raw), _NAMES_DECODER.decode(units_raw),
                           _WAYS_DECODER.decode(ways_raw))  # fmt: skip
-                self._shared[key] = shared
+                if len(self._shared) < MOST_SHARED:
+                    self._shared[key] = shared
         except (msgspec.DecodeError, msgspec.ValidationError):
             shared = None
         if shared is None or not (len(shared[0]) == len(numbers) == len(shared[1])
