@@ -130,3 +130,18 @@ def test_one_model_name_rule_for_pytest_and_eval(site: Site) -> None:
     assert test.model_name == evaluated.model_name == "llama_3_1_8b_instruct"
     undeclared = _job(site, "pytest accuracy/test_llm_api_pytorch.py::TestIdBeatsMark")
     assert undeclared.model_name == "id_beats_mark"  # the class name's words, split
+
+
+@pytest.mark.parametrize(
+    ("command", "shared"),
+    [("mpirun --allow-run-as-root --oversubscribe -n 2 x", [True]),
+     ("mpirun -n 2 --oversubscribe trtllm-serve", [True]),
+     ("mpirun -n 2 x && mpirun --oversubscribe -n 4 y", [False, True]),
+     ("mpirun -np 4 x\nmpirun -oversubscribe -np 2 y", [False, True])],
+)  # fmt: skip
+def test_oversubscribe_is_read_wherever_it_stands_in_its_own_command(
+    command: str, shared: list[bool]
+) -> None:
+    from scriptast.builders.categories.pytest.body import _MPIRUN, _oversubscribed
+
+    assert [_oversubscribed(command, m.start()) for m in _MPIRUN.finditer(command)] == shared

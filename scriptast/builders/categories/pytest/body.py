@@ -34,6 +34,16 @@ _PARAMETRIZE = frozenset({"parametrize", "parametrize_with_ids"})
 _MPIRUN = re.compile(r"\bmpirun\b(?:\s+--?\S+(?:\s+[^-\s]\S*)?)*?\s+-(?:n|np)\s+(\d+)\b")
 
 
+_OVERSUBSCRIBE = frozenset({"--oversubscribe", "-oversubscribe"})
+
+
+def _oversubscribed(text: str, start: int) -> bool:
+    """Whether the mpirun command at `start` of `text` (up to the end of its line or the next
+    `&&`, `||`, `;` or `|`) asks for more ranks than slots, wherever the option stands."""
+    command = re.split(r"\n|&&|\|\||;|\|", text[start:], maxsplit=1)[0]
+    return not _OVERSUBSCRIBE.isdisjoint(command.split())
+
+
 class BodyNeed(msgspec.Struct, frozen=True):
     """The largest count the body demands (None: none found that could be evaluated), what
     decided it, and the demands that could not be evaluated, as written."""
@@ -290,14 +300,13 @@ class _Reader:
         ):
             words = [self.value(e, env, depth) for e in node.elts]
             text = " ".join("?" if w is UNKNOWN else str(w) for w in words)
-            oversubscribed = "--oversubscribe" in text.split()
             if (_MPIRUN.search(text) is None and re.search(r"\s-(?:n|np)\s+\?", text)
-                    and not oversubscribed):  # fmt: skip
+                    and not _oversubscribed(text, 0)):  # fmt: skip
                 self.unevaluated.append(f"{ast.unparse(node)} in {where}")
         if text is None:
             return
         for match in _MPIRUN.finditer(text):
-            if "--oversubscribe" in match.group(0).split():
+            if _oversubscribed(text, match.start()):
                 # more ranks than slots, on the GPUs the test has: upstream's test-db runs its
                 # 2-rank disaggregated tests so on a 1-GPU stage (l0_a10)
                 said = f"`mpirun --oversubscribe -n {match.group(1)}` in {where}"
