@@ -241,7 +241,7 @@ def test_watch_of_several_work_dirs_ends_with_runs_table(runs: RunSite) -> None:
 
 def test_the_status_line_on_a_terminal(runs: RunSite, tmp_path: Path) -> None:
     """Under tmux (what a person sees): each log line starts at the left edge, never behind
-    the status line, which says running once the job runs."""
+    the status line, which says running once the job runs; the verdict is coloured."""
     import shutil
     import subprocess
 
@@ -265,6 +265,8 @@ def test_the_status_line_on_a_terminal(runs: RunSite, tmp_path: Path) -> None:
             if "PASSED  " in screen:
                 break
             time.sleep(0.3)
+        coloured = subprocess.run([tmux, "-S", socket, "capture-pane", "-p", "-e"],
+                                  capture_output=True, text=True).stdout  # fmt: skip
     finally:
         subprocess.run([tmux, "-S", socket, "kill-server"], capture_output=True)
     last = screens[-1]
@@ -273,6 +275,9 @@ def test_the_status_line_on_a_terminal(runs: RunSite, tmp_path: Path) -> None:
     assert len(ticked) == 6 and all(line.startswith("0: ") for line in ticked), last
     assert not any("queued" in line for line in last.splitlines() if "tick-" in line)
     assert any("terminal running 0:00:0" in s for s in screens[:-1]), screens
+    # the verdict is green on the terminal; the job's own lines are not coloured
+    assert "\x1b[32mPASSED" in coloured, coloured
+    assert not any("\x1b[" in line for line in coloured.splitlines() if "tick-" in line)
 
 
 def test_a_requeued_job_is_judged_on_its_last_run_and_says_it_restarted(runs: RunSite) -> None:
