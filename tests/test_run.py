@@ -451,7 +451,17 @@ def test_a_timeout_read_from_sacct_is_recorded_as_from_scontrol(
     monkeypatch.setenv("SLURM_CONF", str(accounting_cluster.conf))
     client = SlurmClient(LocalTransport())
     deadline = time.monotonic() + 60
-    while (final := client.finals([job_id]).get(job_id)) is None or final.source != "sacct":
+
+    def batch_step_accounted() -> bool:  # its exit is the job's: slurmdbd may record it last
+        listed = accounting_cluster.run("sacct", "--noheader", "--parsable2", "--jobs", job_id,
+                                        "--format", "JobID").stdout  # fmt: skip
+        return f"{job_id}.batch" in listed.split()
+
+    while (
+        not batch_step_accounted()
+        or (final := client.finals([job_id]).get(job_id)) is None
+        or final.source != "sacct"
+    ):
         assert time.monotonic() < deadline, "sacct never recorded the job's end"
         time.sleep(1)
     shown = accounting_cluster.run("scontrol", "show", "job", "-o", job_id).stdout

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
+import msgspec
+
 from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
@@ -140,9 +142,10 @@ class SlurmClient:
     def _sacct(self, job_ids: list[str]) -> dict[str, tuple[str, list[str]]] | None:
         """sacct's allocation line for each job it knows: (state, its fields); None when
         accounting is not kept here or sacct failed. The allocation line of a job Slurm ended
-        by a signal (at its time limit, say) says `0:0`, its batch step the `0:15` that
-        scontrol shows: that signal is taken into the allocation's ExitCode, so that one event
-        is recorded the same from either source."""
+        by a signal (at its time limit, say) says `0:0`, its batch step what scontrol shows: the
+        `0:15` of a script the signal ended, or the `143:0` of one that exited on it (its srun
+        step ended first): then the batch step's is the job's ExitCode, so that one event is
+        recorded the same from either source."""
         done = self.run(
             ["sacct", "--noheader", "--parsable2", "--jobs", ",".join(job_ids),
              "--format", SACCT_FIELDS]
@@ -161,15 +164,16 @@ class SlurmClient:
             if step == "batch" and job in job_ids:
                 batch_exit[job] = parts[2]
         for job, (_, parts) in found.items():
-            code, signal = parse_code_signal(parts[2])
-            batch_signal = parse_code_signal(batch_exit.get(job, ""))[1]
-            if signal is None and batch_signal is not None and code is not None:
-                parts[2] = f"{code}:{batch_signal}"
+            if parts[2] == "0:0" and parse_code_signal(batch_exit.get(job, ""))[0] is not None:
+                parts[2] = batch_exit[job]
         return found
 
     def finals(self, job_ids: Sequence[str]) -> dict[str, Final]:
         """The final state, exit code and signal of finished jobs: `sacct` where accounting is
-        kept, else `squeue` while the controller still holds them (one call for all)."""
+        kept, else `squeue` while the controller still holds them (one call of each for all).
+        sacct prints an exit code of 128 or more less 128 (its print routine's rule), so a
+        script that exited 143 on a SIGTERM reads as 15: while the controller holds the job,
+        its exit status is taken from squeue's raw wait status, which scontrol shows too."""
         wanted = sorted(set(job_ids), key=_id_order)
         if not wanted:
             return {}
@@ -180,21 +184,25 @@ class SlurmClient:
                 found[job] = Final(state=state, exit_code=code, signal=signal, source="sacct",
                                    elapsed_seconds=clock_seconds(parts[3]) if len(parts) > 3
                                    else None)  # fmt: skip
-        missing = [job for job in wanted if job not in found]
-        if missing:
-            done = self._squeue(missing)
-            for job, parts in self._queue_lines(done, missing).items():
-                state = parts[1].split()[0] if parts[1] else ""
-                if is_final(state):
-                    code, signal = split_wait_status(parts[7])
-                    found[job] = Final(
-                        state=state,
-                        exit_code=code,
-                        signal=signal,
-                        source="squeue",
-                        restarts=int(parts[6]) if parts[6].isdigit() else 0,
-                        elapsed_seconds=clock_seconds(parts[3]),
-                    )
+        held = self._queue_lines(self._squeue(wanted), wanted)
+        for job, parts in held.items():
+            state = parts[1].split()[0] if parts[1] else ""
+            if not is_final(state):
+                continue
+            code, signal = split_wait_status(parts[7])
+            restarts = int(parts[6]) if parts[6].isdigit() else 0
+            if job in found:
+                exact = {"exit_code": code, "signal": signal} if code is not None else {}
+                found[job] = msgspec.structs.replace(found[job], restarts=restarts, **exact)
+                continue
+            found[job] = Final(
+                state=state,
+                exit_code=code,
+                signal=signal,
+                source="squeue",
+                restarts=restarts,
+                elapsed_seconds=clock_seconds(parts[3]),
+            )
         return found
 
     def cancel(self, targets: Sequence[str]) -> Completed:
