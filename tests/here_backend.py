@@ -11,7 +11,7 @@ from scriptast.model.statements import Comment, ShellStatement
 from scriptast.plan.launch import LaunchPlan
 from scriptast.plan.steps import JobSteps, ShowGpus
 from scriptast.schedulers import registry
-from scriptast.schedulers.backend import PROCESS, Lowered, SchedulerBackend
+from scriptast.schedulers.backend import Lowered, SchedulerBackend
 from scriptast.schedulers.shell import install_commands, statements
 
 
@@ -27,7 +27,8 @@ def _lower(job: LaunchPlan, planned: JobSteps) -> Lowered:
     return Lowered(main_name="run_here.sh", main=script, logs=logs)
 
 
-HERE = SchedulerBackend(name="here", lower=_lower, states={}, launch=PROCESS)
+HERE = SchedulerBackend(name="here", lower=_lower, states={})
+"""No launcher named: its jobs run as processes here, the default."""
 
 
 def register() -> None:

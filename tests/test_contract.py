@@ -17,8 +17,9 @@ from scriptast.contract.axes import PLACEMENTS, ExecutionScenario, WorkflowType,
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.slurm_env import SlurmEnv
 from scriptast.errors import InputError
-from scriptast.executor.job_files import load_job, log_files
+from scriptast.executor.job_files import load_job
 from scriptast.pipeline.emit_job import generate, write_outputs
+from scriptast.schedulers.registry import scheduler
 from tests.site import Site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,7 +131,10 @@ def test_the_logs_and_the_axes_are_written_by_emit_and_read_by_run(site: Site) -
     # nothing (the digests refuse such a script anyway)
     script = Path(job.script)
     script.write_text(script.read_text().replace("_%j.out", "_other_%j.out"))
-    assert log_files(job, "42") == (f"{work}/m_bench_42.out", f"{work}/m_bench_42.err")
+    assert scheduler("slurm").launcher().log_files(job, "42") == (
+        f"{work}/m_bench_42.out",
+        f"{work}/m_bench_42.err",
+    )
     assert job.spec.transport == "local"
 
 

@@ -719,10 +719,12 @@ def _conclude_perf_sanity(site: Site, serving_tps: str | None, **more: str) -> A
 
     from scriptast.contract.run_record import RECORD_VERSION, RunRecord
     from scriptast.contract.transport import Completed
-    from scriptast.executor.followed_job import BatchFollowed
+    from scriptast.executor.followed_job import Followed
     from scriptast.executor.job_files import load_job
     from scriptast.executor.options import Writer
+    from scriptast.schedulers.registry import scheduler
     from scriptast.schedulers.slurm.client import SlurmClient
+    from scriptast.schedulers.tracking import QueueTracker
     from tests.test_run_units import FakeTransport
 
     output = run_case(site, "perf_sanity_local_slurm")
@@ -743,7 +745,12 @@ def _conclude_perf_sanity(site: Site, serving_tps: str | None, **more: str) -> A
                        execution_scenario=job.spec.execution_scenario, script=job.script,
                        submitted_at="now", submit_command=(), job_id="77",
                        out_log=f"{work}/slurm-77.out")  # fmt: skip
-    followed = BatchFollowed(job, record, Writer(write=lambda data: None, prefix=None), client)
+    followed = Followed(
+        job,
+        record,
+        Writer(write=lambda data: None, prefix=None),
+        QueueTracker(scheduler("slurm"), client, record),
+    )
     return followed.conclude(client.finals(["77"]).get("77"))
 
 
@@ -798,7 +805,7 @@ def test_two_clients_logs_from_a_cluster_keep_their_test_folders(tmp_path: Path)
     from scriptast.contract.axes import ExecutionScenario, WorkflowType
     from scriptast.contract.job_spec import JobLogs, JobSpec
     from scriptast.executor.job_files import LoadedJob
-    from scriptast.executor.launch.remote import RemoteContext
+    from scriptast.executor.launch.remote import RemotePlace
     from scriptast.transports.local import LocalTransport
 
     cluster, local = tmp_path / "cluster", tmp_path / "local"
@@ -820,7 +827,7 @@ def test_two_clients_logs_from_a_cluster_keep_their_test_folders(tmp_path: Path)
         transport="ssh", logs=JobLogs(output=f"{cluster}/slurm-%j.out"), files={"launch.sh": "0"},
     )  # fmt: skip
     job = LoadedJob(work_dir=str(local), spec=spec, script=str(local / "launch.sh"))
-    context = RemoteContext(job, LocalTransport())
+    context = RemotePlace(job, LocalTransport())
     found = context.list_results(f"{cluster}/*/trtllm-benchmark.*.log")
     assert found == [f"{cluster}/aggr-a/trtllm-benchmark.0.0.log",
                      f"{cluster}/aggr-b/trtllm-benchmark.0.0.log"]  # fmt: skip
@@ -973,8 +980,9 @@ def test_a_job_whose_launch_script_submit_py_wrote_never_runs_in_an_allocation(
     when job_spec.json or `--persistent` asks for an allocation (before, only a job whose
     workflow_type was perf_sanity was kept out, and an eval fallback ran inside one)."""
     from scriptast.executor.job_files import load_job
-    from scriptast.executor.launch.submit import dry_run_commands, uses_allocation
+    from scriptast.executor.launch.submit import choice_of, dry_run_commands
     from scriptast.executor.options import RunOptions
+    from scriptast.schedulers.slurm.launcher import uses_allocation
 
     output = _fallback(site, "deepseek_r1_2_nodes.yaml")
     write_outputs(output)
@@ -983,7 +991,7 @@ def test_a_job_whose_launch_script_submit_py_wrote_never_runs_in_an_allocation(
     assert job.spec.allocation_refused is not None
     assert "cancels ${SLURM_JOB_ID} on failure" in job.spec.allocation_refused
     options = RunOptions(persistent=persistent)
-    assert not uses_allocation(job, options)
+    assert not uses_allocation(job, choice_of(job, options))
     assert [argv[0] for argv in dry_run_commands(job, options)] == ["sbatch"]
 
 

@@ -186,6 +186,7 @@ def test_a_persistent_allocation_on_the_cluster_runs_two_jobs(remote: Remote) ->
     assert (one.returncode, two.returncode) == (0, 0), one.stderr + two.stderr
     a, b = record(first), record(second)
     assert a["allocation_id"] == b["allocation_id"]
+    assert (a["launch"], b["launch"], b["remote_host"]) == ("step", "step", "cluster")
     alloc = a["allocation_id"]
     assert b["notes"][0] == f"reused persistent allocation {alloc}"
     assert b["notes"][1].startswith(f"persistent allocation {alloc} stays: it holds 1 node(s)")
@@ -243,7 +244,8 @@ def test_detach_then_watch_brings_back_logs_and_fetched_files(remote: Remote) ->
                          custom_cmd=f"sleep 2; echo 0.91 > {cluster_dir}/accuracy_result.txt")  # fmt: skip
     detached = remote.go("run", str(work), "--detach")
     assert detached.returncode == 0, detached.stderr
-    assert record(work)["launch"] == "remote"
+    # remote is a transport: the same batch kind as here, with the cluster it ran on
+    assert (record(work)["launch"], record(work)["remote_host"]) == ("batch", "cluster")
     assert not (work / "accuracy_result.txt").exists()
     watched = remote.go("watch", str(work), "--fetch", "accuracy_*.txt")
     assert watched.returncode == 0, watched.stderr

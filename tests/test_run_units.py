@@ -18,24 +18,32 @@ from scriptast.contract.run_record import RECORD_VERSION, JobState, RunRecord, V
 from scriptast.contract.transport import Completed
 from scriptast.errors import RunError
 from scriptast.executor.follow_loop import Follower, poll_delays
-from scriptast.executor.followed_job import BatchFollowed
-from scriptast.executor.job_files import LoadedJob, container_name, load_job, log_path
+from scriptast.executor.followed_job import Followed
+from scriptast.executor.job_files import LoadedJob, load_job
 from scriptast.executor.log_verdict import LogScanner, judge
 from scriptast.executor.options import Writer, parse_seconds
 from scriptast.executor.report import exit_code
+from scriptast.schedulers.docker.launcher import container_name
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm.allocation import Allocation, AllocationParams, choose
 from scriptast.schedulers.slurm.client import QUEUE_FORMAT, SlurmClient, parse_code_signal
+from scriptast.schedulers.slurm.launcher import log_path
+from scriptast.schedulers.tracking import QueueTracker
 from tests.run_site import SCRIPTAST
 
 # What Slurm 22.05 prints for these commands (`sacct -n -P -X -o JobID,State,ExitCode` and
 # squeue's --Format fields below), as recorded on a cluster.
-SACCT = "4101|COMPLETED|0:0\n4102|FAILED|3:0\n4103|CANCELLED by 1000|0:15\n4104|TIMEOUT|0:0\n"
+SACCT = (
+    "4101|COMPLETED|0:0\n4102|FAILED|3:0\n4103|CANCELLED by 1000|0:15\n4104|TIMEOUT|0:0\n"
+    "4104.batch|CANCELLED|0:15\n4106|TIMEOUT|0:0\n4106.batch|FAILED|15:0\n"
+    "4107|FAILED|2:0\n4107.batch|FAILED|2:0\n4108|TIMEOUT|0:0\n4108.batch|CANCELLED|0:0\n"
+)
 SQUEUE_ENDED = (
     # squeue --Format JobID:|,State:|,Reason:|,TimeUsed:|,TimeLeft:|,NodeList:|,RestartCnt:|,
     # exit_code:| (the raw wait status: 3 << 8 for exit 3, 9 for a kill by SIGKILL)
     "4102|FAILED|NonZeroExitCode|0:02|3:59:58|n1|0|768|\n"
     "4105|OUT_OF_MEMORY|OutOfMemory|1:02|2:58|n2|1|9|\n"
+    "4106|TIMEOUT|TimeLimit|1:00|0:00|n1|0|36608|\n"
 )
 
 
@@ -181,17 +189,24 @@ def test_final_states_come_from_sacct_then_squeue_with_the_signal_apart() -> Non
         "sacct": Completed(code=0, out=SACCT, err=""),
         "squeue": Completed(code=0, out=SQUEUE_ENDED, err=""),
     })  # fmt: skip
-    finals = SlurmClient(transport).finals(["4101", "4102", "4103", "4104", "4105"])
+    wanted = ["4101", "4102", "4103", "4104", "4105", "4106", "4107", "4108"]
+    finals = SlurmClient(transport).finals(wanted)
     assert {k: (v.state, v.exit_code, v.signal, v.source) for k, v in finals.items()} == {
         "4101": ("COMPLETED", 0, None, "sacct"),
         "4102": ("FAILED", 3, None, "sacct"),
         "4103": ("CANCELLED", 0, 15, "sacct"),
-        "4104": ("TIMEOUT", 0, None, "sacct"),
+        # ended at the time limit: the batch step's exit is the job's (scontrol's ExitCode),
+        # whether the signal ended the script or the script exited on it
+        "4104": ("TIMEOUT", 0, 15, "sacct"),
         "4105": ("OUT_OF_MEMORY", 0, 9, "squeue"),
+        # sacct prints 143 as 15; the controller, while it holds the job, says 143
+        "4106": ("TIMEOUT", 143, None, "sacct"),
+        "4107": ("FAILED", 2, None, "sacct"),
+        "4108": ("TIMEOUT", 0, None, "sacct"),
     }
     assert (finals["4105"].restarts, finals["4105"].elapsed_seconds) == (1, 62.0)
     assert [c[0] for c in transport.calls] == ["sacct", "squeue"]
-    assert transport.calls[1][transport.calls[1].index("--jobs") + 1] == "4105"  # only it
+    assert transport.calls[1][transport.calls[1].index("--jobs") + 1] == ",".join(wanted)
     off = FakeTransport({
         "sacct": Completed(code=1, out="", err="Slurm accounting storage is disabled"),
         "squeue": Completed(code=0, out=SQUEUE_ENDED, err=""),
@@ -256,13 +271,18 @@ def _job(tmp_path: Path, name: str) -> LoadedJob:
     return LoadedJob(work_dir=str(work), spec=spec, script=str(work / "m.slurm"))
 
 
-def _followed(job: LoadedJob, job_id: str, client: SlurmClient) -> BatchFollowed:
+def _followed(job: LoadedJob, job_id: str, client: SlurmClient) -> Followed:
     record = RunRecord(
         version=RECORD_VERSION, work_dir=job.work_dir, execution_scenario=ExecutionScenario.local_slurm,
         script=job.script, submitted_at="now", submit_command=(), job_id=job_id,
         out_log=f"{job.work_dir}/m_{job_id}.out",
     )  # fmt: skip
-    return BatchFollowed(job, record, Writer(write=lambda data: None, prefix=None), client)
+    return Followed(
+        job,
+        record,
+        Writer(write=lambda data: None, prefix=None),
+        QueueTracker(scheduler("slurm"), client, record),
+    )
 
 
 def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
@@ -383,10 +403,13 @@ def test_run_reads_exactly_the_job_spec_fields_the_docs_say() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs"))
     import build
 
-    source = "".join(
-        p.read_text()
-        for p in (Path(__file__).resolve().parent.parent / "scriptast/executor").rglob("*.py")
-    )
+    package = Path(__file__).resolve().parent.parent / "scriptast"
+    run_side = [
+        *(package / "executor").rglob("*.py"),
+        *(package / "schedulers").rglob("launch*.py"),
+        package / "schedulers/process_launcher.py",
+    ]  # the executor and the launchers
+    source = "".join(p.read_text() for p in run_side)
     read = set(re.findall(r"\bspec\.(\w+)", source)) & set(JobSpec.__struct_fields__)
     assert read == set(build.RUN_READS)
 
@@ -421,8 +444,9 @@ def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None
     import msgspec
 
     from scriptast.contract.job_spec import SlurmParams
-    from scriptast.executor.launch.submit import uses_allocation
+    from scriptast.executor.launch.submit import choice_of
     from scriptast.executor.options import RunOptions
+    from scriptast.schedulers.slurm.launcher import uses_allocation
 
     params = SlurmParams(partition="p", account="a", time_limit="01:00:00", nodes=1, ntasks=1,
                          ntasks_per_node=1, gpus_per_node=8, gres=None, mpi_plugin=None)  # fmt: skip
@@ -433,9 +457,9 @@ def test_perf_sanity_jobs_are_never_run_in_an_allocation(tmp_path: Path) -> None
     perf = msgspec.structs.replace(
         bench, spec=msgspec.structs.replace(bench.spec, workflow_type="perf_sanity")
     )
-    assert uses_allocation(bench, RunOptions()) is True
-    assert uses_allocation(bench, RunOptions(persistent=False)) is False
-    assert uses_allocation(perf, RunOptions(persistent=True)) is False
+    assert uses_allocation(bench, choice_of(bench, RunOptions())) is True
+    assert uses_allocation(bench, choice_of(bench, RunOptions(persistent=False))) is False
+    assert uses_allocation(perf, choice_of(perf, RunOptions(persistent=True))) is False
 
 
 def test_a_progress_line_only_on_a_terminal() -> None:
@@ -473,15 +497,31 @@ def test_a_cluster_command_is_read_back_before_ssh_runs_it(monkeypatch: pytest.M
 
 
 def test_a_record_names_its_launch_and_each_is_followed_again_by_a_lookup(tmp_path: Path) -> None:
-    """run.json records how its job was launched; reattaching is a lookup of that kind (every
-    kind has its follower); an older record without it is still read, and a kind this
-    scriptast does not know is refused as a record it cannot read."""
-    import typing
+    """run.json records how its job was launched; reattaching is the backend launcher's lookup
+    of that kind (a batch job in the queue, a step of an allocation); a record of an older
+    scriptast (no kind, or "remote" for either kind on a cluster) is followed by what it
+    names; a kind this scriptast does not know is refused as a record it cannot read."""
+    from scriptast.contract.run_record import RunRecord
+    from scriptast.executor.launch.here import LocalPlace
+    from scriptast.executor.run import read_record
+    from scriptast.schedulers.slurm.launcher import StepTracker
 
-    from scriptast.contract.run_record import Launch
-    from scriptast.executor.run import REATTACH, read_record
+    job = _job(tmp_path, "kinds")
+    client = SlurmClient(FakeTransport({}))
+    launcher = scheduler("slurm").launcher()
 
-    assert set(REATTACH) == set(typing.get_args(Launch))
+    def tracker(**fields: object) -> type:
+        record = RunRecord(version=RECORD_VERSION, work_dir=job.work_dir, script=job.script,
+                           submitted_at="now", submit_command=(), out_log="o.log",
+                           **fields)  # type: ignore[arg-type]  # fmt: skip
+        return type(launcher.follow(job, record, LocalPlace(job), client))
+
+    assert tracker(launch="batch", job_id="7") is QueueTracker
+    assert tracker(launch="step", job_id="7", pid=99) is StepTracker
+    assert tracker(launch="remote", job_id="7") is QueueTracker
+    assert tracker(launch="remote", job_id="7", pid=99) is StepTracker
+    assert tracker(job_id="7", pid=99) is StepTracker
+    assert tracker(launch="batch", job_id="7", pid=99) is QueueTracker  # the kind decides
     base = {"version": RECORD_VERSION, "work_dir": str(tmp_path), "script": "s.slurm",
             "submitted_at": "now", "submit_command": ["sbatch"], "out_log": "o.log"}  # fmt: skip
     (tmp_path / "run.json").write_text(json.dumps(base))

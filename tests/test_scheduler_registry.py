@@ -258,6 +258,7 @@ def test_run_loads_no_builder_emitter_or_pipeline() -> None:
         "import sys, scriptast.executor.run, scriptast.executor.allocations\n"
         "from scriptast.schedulers.registry import every_scheduler\n"
         "for backend in every_scheduler(): backend.client and backend.allocations\n"
+        "for backend in every_scheduler(): backend.launcher()\n"
         "print(sorted(m for m in sys.modules if m.startswith(('scriptast.builders', "
         "'scriptast.emitters', 'scriptast.pipeline'))))"
     )
@@ -268,7 +269,7 @@ def test_run_loads_no_builder_emitter_or_pipeline() -> None:
 
 
 def test_each_lazily_named_part_of_a_shipped_backend_is_there() -> None:
-    """A backend names its lowering, client and allocation functions by module and name; each
+    """A backend names its lowering, launcher, client and allocation functions by module and name; each
     of them imports and is callable (a misspelt name would fail only when first used)."""
     import inspect
 
@@ -276,7 +277,7 @@ def test_each_lazily_named_part_of_a_shipped_backend_is_there() -> None:
 
     checked = 0
     for backend in registry.every_scheduler():
-        parts: list[object] = [backend.lower, backend.client]
+        parts: list[object] = [backend.lower, backend.launcher, backend.client]
         if backend.allocations is not None:
             capability = backend.allocations
             parts += [capability.held, capability.release, capability.acquire,
@@ -286,4 +287,5 @@ def test_each_lazily_named_part_of_a_shipped_backend_is_there() -> None:
                 assert callable(part.resolved()), (backend.name, part.name)
                 assert inspect.signature(part.resolved()) is not None
                 checked += 1
-    assert checked == 8  # slurm: lower, client and five allocation parts; docker: lower
+    # slurm: lower, launcher, client and five allocation parts; docker: lower and launcher
+    assert checked == 10

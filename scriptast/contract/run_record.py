@@ -91,7 +91,9 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 Launch = Literal["batch", "step", "process", "remote"]
 """How run launched a job: a batch job in the scheduler's queue, a step of a persistent
-allocation, a process on this machine, or a job on a cluster reached over a transport."""
+allocation, or a process on this machine; each at this machine or on a cluster reached over a
+transport (`remote_host` says which). "remote" is read in records of an older scriptast, which
+wrote it for either kind on a cluster; it is never written now."""
 
 
 class RunRecord(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -1,44 +1,37 @@
-"""A submitted job while it is followed: its logs (read from offsets), its state, how to cancel it
-and how its end is read. One kind a way a job runs: a batch job in the scheduler's queue; a
-process on this machine (docker_cmd.sh, or the script as a step of a persistent allocation); the
-script as a step of an allocation on a cluster. Each is complete when it is made."""
+"""A submitted job while it is followed: its logs (read from offsets), the flags that decide its
+verdict, and its record; its state, cancel and end come from the tracker its backend's launcher
+gave (a job in the scheduler's queue, a process here or on a cluster, a step of an allocation).
+Complete when it is made."""
 
 from __future__ import annotations
 
 import calendar
-import contextlib
 import errno
 import glob
 import os
-import shlex
-import signal
 import stat
-import subprocess
 import time
 from collections.abc import Callable
 
 import msgspec
 
-from scriptast.common.clock_time import clock_seconds
-from scriptast.common.processes import alive
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.files import EXIT_FILE, RUN_FILE
+from scriptast.contract.files import RUN_FILE
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import (
     VERDICT_EXIT,
-    JobState,
     PatternHit,
     RunRecord,
     encode_record,
 )
-from scriptast.contract.transport import Transport
-from scriptast.executor.job_files import LoadedJob, container_name
+from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.log_verdict import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
 from scriptast.results.reference_file import Where
-from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
+from scriptast.schedulers.backend import Final, QueueRow
+from scriptast.schedulers.launching import Ending, Tracker
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.files import replace_file
 
@@ -46,8 +39,6 @@ from scriptast.workdir.files import replace_file
 read it after the process that ran it has gone."""
 Clock = Callable[[], float]
 TailOpener = Callable[[str, LogScanner, LineSink], Tail]
-Ending = tuple[str | None, int | None, str | None]
-"""(state in the scheduler's words, exit code, where they were read)."""
 
 
 class Setup(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,10 +86,16 @@ class Followed:
     decide the verdict, and the record's writes."""
 
     def __init__(
-        self, job: LoadedJob, record: RunRecord, writer: Writer, setup: Setup = Setup()
+        self,
+        job: LoadedJob,
+        record: RunRecord,
+        writer: Writer,
+        tracker: Tracker,
+        setup: Setup = Setup(),
     ) -> None:
         self.job = job
         self.record = record
+        self.tracker = tracker
         self.backend = scheduler(job.spec.scheduler)
         self.clock = setup.clock
         self.started = self.clock()
@@ -196,21 +193,36 @@ class Followed:
 
     def queue_ids(self) -> list[str]:
         """The jobs this one is watched by in the scheduler's shared queue poll."""
-        return []
+        return self.tracker.queue_ids()
 
     def observe(self, rows: dict[str, QueueRow] | None) -> None:
         """Take this poll's queue rows (None: the poll failed, nothing is known this time)."""
+        seen = self.tracker.observe(rows)
+        if seen is None:
+            return
+        if seen.running and self.running_since is None:
+            self.running_since = self.clock()
+        if seen.time_left is not None:
+            self.due = self.clock() + seen.time_left
+        if seen.rerun:
+            self.restarted()
+        self.finished = seen.over
 
     def check(self) -> None:
-        """Notice, without the scheduler, that the job ended (a process job's process)."""
+        """Notice, without the scheduler, that the job ended (a process of this machine); a
+        process runs from its start."""
+        if self.record.pid is not None and self.running_since is None:
+            self.running_since = self.started
+        if self.tracker.ended():
+            self.finished = True
 
     def cancel(self) -> None:
         """Stop the job (and only it)."""
-        raise NotImplementedError
+        self.tracker.cancel()
 
     def end(self, final: Final | None) -> Ending:
         """(state, exit code, where they were read) once the job is over."""
-        raise NotImplementedError
+        return self.tracker.end(final, self.exit_line)
 
     def conclude(self, final: Final | None) -> RunRecord:
         """Drain the logs, judge, and record the verdict (of the job's last run: a restart
@@ -331,275 +343,3 @@ class Followed:
 
             measured.figures = with_history(measured.figures, comparable(spec), self.job.history)
         return measured
-
-
-class BatchFollowed(Followed):
-    """A job in the scheduler's queue (sbatch's, here or on a cluster): followed in the shared
-    poll, ended by the scheduler, its end read from the scheduler's accounts."""
-
-    def __init__(
-        self,
-        job: LoadedJob,
-        record: RunRecord,
-        writer: Writer,
-        client: SchedulerClient,
-        setup: Setup = Setup(),
-    ) -> None:
-        super().__init__(job, record, writer, setup)
-        self.client = client
-        self.decided: str | None = None
-        self.rerun_seen = False
-        """Slurm requeued the job; its logs are read anew once it runs again."""
-
-    def queue_ids(self) -> list[str]:
-        return [self.record.job_id] if self.record.job_id else []
-
-    def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        job_id = self.record.job_id
-        if rows is None or job_id is None:
-            return
-        row = rows.get(job_id)
-        if row is None:
-            self.finished = True  # the controller no longer holds it
-            return
-        mapped = self.backend.state(row.state)
-        if mapped is JobState.RUNNING and self.running_since is None:
-            self.running_since = self.clock()
-        left = clock_seconds(row.time_left) if mapped is JobState.RUNNING else None
-        if left is not None:
-            self.due = self.clock() + left
-        self.record.state, self.record.reason = row.state, row.reason
-        if row.restarts > self.record.restarts:
-            self.rerun_seen = True
-        if self.rerun_seen and (mapped is JobState.RUNNING or mapped.final):
-            # running again (or over): its batch step has opened (and truncated) the log anew
-            self.rerun_seen = False
-            self.restarted()
-        self.record.restarts = max(self.record.restarts, row.restarts)
-        self.finished = mapped.final
-        decided = self.backend.decided(row.state, row.reason)
-        if decided is not None:
-            # the scheduler ended it (its processes are still given time to go)
-            self.decided, self.finished = decided, True
-
-    def cancel(self) -> None:
-        assert self.record.job_id
-        self.client.cancel([self.record.job_id])
-
-    def end(self, final: Final | None) -> Ending:
-        if final is not None:
-            return final.state, final.exit_code, final.source
-        if self.decided is not None:
-            shown = f"{self.record.state}, reason {self.record.reason}"
-            return self.decided, self.exit_line, f"squeue ({shown})"
-        if self.exit_line is not None:
-            return self.record.state, self.exit_line, "the script's exit line"
-        return self.record.state, None, None
-
-
-class ProcessFollowed(Followed):
-    """A job this machine runs as a process in its own session. Its exit code is the process's
-    own, written to run.exit so that `watch` from another process reads it too; `process` is
-    set when this run started it."""
-
-    def __init__(
-        self,
-        job: LoadedJob,
-        record: RunRecord,
-        writer: Writer,
-        process: subprocess.Popen[bytes] | None = None,
-        setup: Setup = Setup(),
-    ) -> None:
-        super().__init__(job, record, writer, setup)
-        self.process = process
-
-    def _exit_file(self) -> str:
-        return os.path.join(self.job.work_dir, EXIT_FILE)
-
-    def check(self) -> None:
-        if self.running_since is None:
-            self.running_since = self.started
-        if self.process is not None:
-            if self.process.poll() is not None:
-                self.finished = True
-            return
-        pid = self.record.pid
-        if pid is None or not alive(pid):
-            self.finished = True
-
-    def cancel(self) -> None:
-        if self.record.pid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(self.record.pid, signal.SIGTERM)
-
-    def end(self, final: Final | None) -> Ending:
-        code: int | None = None
-        source: str | None = None
-        if self.process is not None:
-            returned = self.process.wait()
-            code = 128 - returned if returned < 0 else returned
-            source = "the process's exit code"
-        with contextlib.suppress(OSError, ValueError), open(self._exit_file()) as stream:
-            code, source = int(stream.read().strip()), "the process's exit code"
-        if code is None and self.exit_line is not None:
-            code, source = self.exit_line, "the script's exit line"
-        state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
-        return state, code, source
-
-
-class DockerFollowed(ProcessFollowed):
-    """docker_cmd.sh as a process: a cancel kills its one container (by the name emit gave it),
-    then the process."""
-
-    def cancel(self) -> None:
-        # the container this work dir's docker_cmd names, never another a run.json names
-        if self.record.container_name and self.record.container_name == container_name(
-            self.job.spec.docker_cmd or ""
-        ):
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                subprocess.run(
-                    ["docker", "kill", self.record.container_name],
-                    capture_output=True,
-                    timeout=60,
-                    stdin=subprocess.DEVNULL,
-                )
-        super().cancel()
-
-
-class StepFollowed(ProcessFollowed):
-    """The batch script run here as a step of a persistent allocation: its srun steps are the
-    allocation's, so a cancel cancels those steps, then the script's process."""
-
-    def __init__(
-        self,
-        job: LoadedJob,
-        record: RunRecord,
-        writer: Writer,
-        client: SchedulerClient,
-        process: subprocess.Popen[bytes] | None = None,
-        setup: Setup = Setup(),
-    ) -> None:
-        super().__init__(job, record, writer, process, setup)
-        self.client = client
-
-    def queue_ids(self) -> list[str]:
-        return [self.record.allocation_id] if self.record.allocation_id else []
-
-    def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        _note_ended_allocation(self.record, rows)
-
-    def cancel(self) -> None:
-        _cancel_steps(self.client, self.record)
-        super().cancel()
-
-    def end(self, final: Final | None) -> Ending:
-        return allocation_ending(self.client, self, super().end(final))
-
-
-class RemoteStepFollowed(Followed):
-    """The batch script run on a cluster as a step of an allocation there: its process is
-    checked at each poll through the transport (the ssh master), its exit code read from the
-    cluster's run.exit."""
-
-    def __init__(
-        self,
-        job: LoadedJob,
-        record: RunRecord,
-        writer: Writer,
-        client: SchedulerClient,
-        transport: Transport,
-        exit_file: str,
-        setup: Setup = Setup(),
-    ) -> None:
-        super().__init__(job, record, writer, setup)
-        self.client = client
-        self.transport = transport
-        self.exit_file = exit_file
-
-    def queue_ids(self) -> list[str]:
-        return [self.record.allocation_id] if self.record.allocation_id else []
-
-    def check(self) -> None:
-        if self.running_since is None:
-            self.running_since = self.started
-
-    def observe(self, rows: dict[str, QueueRow] | None) -> None:
-        _note_ended_allocation(self.record, rows)
-        assert self.record.pid is not None
-        quoted = shlex.quote(self.exit_file)
-        running = self.transport.run_shell(f"test ! -e {quoted} && kill -0 {self.record.pid}")
-        self.finished = running.code != 0
-
-    def cancel(self) -> None:
-        _cancel_steps(self.client, self.record)
-        if self.record.pid is not None:
-            self.transport.run_shell(f"kill -TERM -- -{self.record.pid} 2>/dev/null; true")
-
-    def end(self, final: Final | None) -> Ending:
-        data = self.transport.fetch(self.exit_file)
-        code: int | None = None
-        source: str | None = None
-        if data is not None and data.strip().isdigit():
-            code, source = int(data.strip()), "the process's exit code"
-        elif self.exit_line is not None:
-            code, source = self.exit_line, "the script's exit line"
-        state = None if code is None else ("COMPLETED" if code == 0 else "FAILED")
-        return allocation_ending(self.client, self, (state, code, source))
-
-
-ALLOCATION_SETTLE = 60.0
-"""How long a step's allocation that is winding down (its KillWait) is waited for to show how
-it ended."""
-ALLOCATION_ENDS = frozenset({JobState.TIMEOUT, JobState.NODE_FAIL, JobState.CANCELLED,
-                             JobState.OUT_OF_MEMORY})  # fmt: skip
-"""An allocation that ended so ended the steps in it: the step is judged by it."""
-
-
-def allocation_ending(client: SchedulerClient, followed: Followed, ending: Ending) -> Ending:
-    """A step's end judged by its allocation too: when the allocation ran out of time, lost a
-    node or was cancelled (which ended the step, whatever srun's exit code says), that is the
-    step's state."""
-    alloc = followed.record.allocation_id
-    if not alloc:
-        return ending
-    rows = client.queue([alloc])
-    deadline = time.monotonic() + ALLOCATION_SETTLE
-    while rows and alloc in rows and followed.backend.winding_down(rows[alloc].state):
-        if followed.backend.decided(rows[alloc].state, rows[alloc].reason) is not None:
-            break
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.5)  # ended (a cancel, say) and still winding down: its state follows
-        rows = client.queue([alloc])
-    row = (rows or {}).get(alloc)
-    if rows is None:
-        return ending
-    state: str | None = None
-    source = f"allocation {alloc}"
-    decided = followed.backend.decided(row.state, row.reason) if row is not None else None
-    if decided is not None:
-        state = decided
-    elif row is not None and followed.backend.state(row.state).final:
-        state = row.state
-    if row is None or (state is None and followed.backend.state(row.state).final):
-        final = client.finals([alloc]).get(alloc)
-        if final is not None:
-            state, source = final.state, f"allocation {alloc} (from {final.source})"
-    if state is None or followed.backend.state(state) not in ALLOCATION_ENDS:
-        return ending
-    followed.record.notes += (f"allocation {alloc} ended {state}: the step ended with it",)
-    return state, ending[1], source
-
-
-def _note_ended_allocation(record: RunRecord, rows: dict[str, QueueRow] | None) -> None:
-    alloc = record.allocation_id
-    ended = f"allocation {alloc} ended while the job ran"
-    if rows is not None and alloc and alloc not in rows and ended not in record.notes:
-        record.notes += (ended,)
-
-
-def _cancel_steps(client: SchedulerClient, record: RunRecord) -> None:
-    if record.allocation_id:
-        steps = client.steps(record.allocation_id)
-        if steps:
-            client.cancel(steps)

@@ -7,7 +7,6 @@ import errno
 import hashlib
 import os
 import posixpath
-import shlex
 
 import msgspec
 
@@ -187,42 +186,3 @@ def as_submitted(job: LoadedJob) -> Submitted:
     script = posixpath.join(folder, posixpath.basename(job.script)) if remote else job.script
     name = job.spec.logs.job_name or posixpath.basename(job.script)
     return Submitted(folder=folder, name=name, script=script)
-
-
-def log_files(job: LoadedJob, job_id: str) -> tuple[str, str | None]:
-    """The job's output and error files (None: stderr goes to the output) once the scheduler
-    gave it `job_id`, from the logs job_spec.json names (cluster paths for a remote job)."""
-    logs = job.spec.logs
-    if job.spec.scheduler != "slurm":
-        return logs.output, logs.error
-    name = logs.job_name or posixpath.basename(job.script)
-    error = log_path(logs.error, job_id, name) if logs.error else None
-    return log_path(logs.output, job_id, name), error
-
-
-def log_path(name: str, job_id: str, job_name: str) -> str:
-    """A log file name with sbatch's `%j`, `%x` and `%%` filled in (other `%` tokens stay)."""
-    out = []
-    index = 0
-    while index < len(name):
-        char = name[index]
-        following = name[index + 1] if index + 1 < len(name) else ""
-        if char == "%" and following in "jAx%" and following:
-            out.append({"j": job_id, "A": job_id, "x": job_name, "%": "%"}[following])
-            index += 2
-        else:
-            out.append(char)
-            index += 1
-    return "".join(out)
-
-
-def container_name(docker_cmd: str) -> str:
-    """The `--name` of the docker command emit wrote (so that only this container is killed)."""
-    try:
-        words = shlex.split(docker_cmd)
-    except ValueError:
-        words = []
-    for index, word in enumerate(words[:-1]):
-        if word == "--name":
-            return words[index + 1]
-    raise RunError("the docker command in job_spec.json has no --name: emit the job again")

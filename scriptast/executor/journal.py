@@ -13,9 +13,10 @@ import msgspec
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
-from scriptast.executor.job_files import LoadedJob, as_submitted, container_name, log_files
-from scriptast.executor.launch.process import is_wrapper
+from scriptast.executor.job_files import LoadedJob, as_submitted
 from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.launching import is_wrapper
+from scriptast.schedulers.registry import scheduler
 
 SUBMITTING = "SUBMITTING"
 """run.json's state from just before the job is submitted until its id is recorded."""
@@ -27,11 +28,11 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
     remote = job.spec.transport != LOCAL
     submitted = as_submitted(job)
     folder, name, script = submitted.folder, submitted.name, submitted.script
-    batch = record.submit_command[:1] == ("sbatch",)
+    batch = record.launch == "batch" or record.submit_command[:1] == ("sbatch",)
     if batch and client is not None:
         ids = client.find(name, script)
         if len(ids) == 1:
-            out, err = log_files(job, ids[0])
+            out, err = scheduler(job.spec.scheduler).launcher().log_files(job, ids[0])
             found = msgspec.structs.replace(record, job_id=ids[0], state="PENDING")
             if remote:
                 found.remote_out_log, found.remote_err_log = out, err
@@ -59,8 +60,6 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
                 record, pid=pid, state="RUNNING", out_log=out, job_id=allocation,
                 err_log=err if err != out else None, allocation_id=allocation,
             )  # fmt: skip
-            if job.spec.docker_cmd:
-                found.container_name = container_name(job.spec.docker_cmd)
             found.notes += (f"process {pid} found running this work dir's job",)
             return found
     raise RunError(

@@ -14,8 +14,8 @@ from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob, as_submitted
-from scriptast.executor.launch.process import is_wrapper
 from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.launching import is_wrapper
 from scriptast.schedulers.registry import scheduler
 
 

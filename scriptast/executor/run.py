@@ -15,7 +15,7 @@ import msgspec
 from scriptast.common.colour import wants_colour
 from scriptast.contract.axes import LOCAL
 from scriptast.contract.files import RUN_FILE
-from scriptast.contract.run_record import Attempt, Launch, RunRecord, Verdict, encode_record
+from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.follow_loop import Follower, terminal_progress
@@ -23,11 +23,13 @@ from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import cancelling, still_out
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
 from scriptast.executor.journal import SUBMITTING, found_again
-from scriptast.executor.launch.batch import follow_batch
-from scriptast.executor.launch.process import follow_process
-from scriptast.executor.launch.remote import RemoteContext, follow_remote
-from scriptast.executor.launch.step import follow_step
-from scriptast.executor.launch.submit import dry_run_commands, submit
+from scriptast.executor.launch.submit import (
+    dry_run_commands,
+    launcher_of,
+    place_of,
+    setup_of,
+    submit,
+)
 from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.ownership import check_ours
 from scriptast.executor.report import as_json, exit_code, summary, table
@@ -37,8 +39,6 @@ from scriptast.executor.stored import store_judged
 from scriptast.results.reference_file import References, read_references
 from scriptast.results.store.history import HistoryBaseline
 from scriptast.results.store.location import Location, locate
-from scriptast.schedulers.backend import PROCESS, SchedulerClient
-from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.files import replace_file
 
 
@@ -151,7 +151,7 @@ def reattach(
     job: LoadedJob, record: RunRecord, session: Session, writer: Writer, options: RunOptions
 ) -> Followed:
     """A Followed for a job another `scriptast run` submitted (run.json says what and where),
-    of the launch kind that submitted it."""
+    followed as its backend's launcher follows the launch kind the record names."""
     if record.state == SUBMITTING and record.job_id is None and record.pid is None:
         if record.host not in (None, socket.gethostname()):
             raise RunError(f"{job.work_dir}: it was being submitted from {record.host}; look there")
@@ -160,49 +160,9 @@ def reattach(
     if record.pid is not None and job.spec.transport == LOCAL:
         _here(job, record)
     check_ours(job, record, session.client, session.transport)
-    kind = record.launch or _launched_before_it_was_recorded(job, record)
-    return REATTACH[kind](job, record, session, writer, options)
-
-
-def _queued(session: Session) -> tuple[SchedulerClient, Transport]:
-    assert session.client is not None and session.transport is not None
-    return session.client, session.transport
-
-
-def _process(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
-             options: RunOptions) -> Followed:  # fmt: skip
-    return follow_process(job, record, writer)
-
-
-def _remote(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
-            options: RunOptions) -> Followed:  # fmt: skip
-    client, transport = _queued(session)
-    return follow_remote(RemoteContext(job, transport), record, client, options, writer)
-
-
-def _step(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
-          options: RunOptions) -> Followed:  # fmt: skip
-    return follow_step(job, record, _queued(session)[0], writer)
-
-
-def _batch(job: LoadedJob, record: RunRecord, session: Session, writer: Writer,
-           options: RunOptions) -> Followed:  # fmt: skip
-    return follow_batch(job, record, _queued(session)[0], writer)
-
-
-REATTACH: dict[Launch, Callable[[LoadedJob, RunRecord, Session, Writer, RunOptions], Followed]] = {
-    "process": _process, "remote": _remote, "step": _step, "batch": _batch}  # fmt: skip
-"""How a job another run launched is followed again, by the launch kind its record names."""
-
-
-def _launched_before_it_was_recorded(job: LoadedJob, record: RunRecord) -> Launch:
-    """How a job in a record without `launch` (an older scriptast's) was launched, read from
-    its scheduler, its transport and whether a process of this host runs it."""
-    if scheduler(job.spec.scheduler).launch == PROCESS:
-        return "process"
-    if job.spec.transport != LOCAL:
-        return "remote"
-    return "step" if record.pid is not None else "batch"
+    place = place_of(job, session)
+    tracker = launcher_of(job).follow(job, record, place, session.client)
+    return Followed(job, record, writer, tracker, setup_of(place, record, options))
 
 
 def _here(job: LoadedJob, record: RunRecord) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
+from scriptast.common.lazy import LazyFunction
 from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.run_record import JobState
 from scriptast.model.docker import DockerRun
@@ -19,6 +20,17 @@ if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the 
     from scriptast.contract.transport import Completed, Transport
     from scriptast.plan.launch import LaunchPlan
     from scriptast.plan.steps import JobSteps
+    from scriptast.schedulers.launching import Launcher
+
+
+PROCESS_LAUNCHER = "scriptast.schedulers.process_launcher"
+"""The default launcher's module: each job's script run as a process here."""
+
+
+def launcher_in(module: str) -> Callable[[], Launcher]:
+    """The `launcher` function of `module`, imported when a job is first launched (emit, which
+    launches nothing, never loads it)."""
+    return LazyFunction[[], "Launcher"](module, "launcher")
 
 
 class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,12 +107,6 @@ class SchedulerClient(Protocol):
         ...
 
 
-BATCH = "batch"
-"""A job submitted to the scheduler's queue and followed there."""
-PROCESS = "process"
-"""A job run on this machine as a process whose exit code is the job's (docker_cmd.sh)."""
-
-
 class HeldAllocation(Protocol):
     """A persistent allocation as its scheduler lists it."""
 
@@ -152,20 +158,20 @@ class SchedulerBackend(msgspec.Struct, frozen=True, kw_only=True):
     """One scheduler. `lower` turns a category's steps into its script form;
     `states` maps each of its state names onto JobState
     (a name it lacks is UNKNOWN); `ended_by` the (state, reason) pairs of a job the scheduler
-    has ended while it is still winding down, with the state it ends in. Run launches its jobs
-    as `launch` says (BATCH through `client`, PROCESS here); `allocations`: a job may run as a
-    step of a persistent one, and the `alloc` commands list and release them (None: it has
-    none)."""
+    has ended while it is still winding down, with the state it ends in. `launcher` launches
+    its jobs, follows them again, and says what it would run (the default: each job's script
+    a process here); `client` reaches its queue over a transport (None: it has none);
+    `allocations`: a job may run as a step of a persistent one, and the `alloc` commands list
+    and release them (None: it has none)."""
 
     name: str
     lower: Callable[[LaunchPlan, JobSteps], Lowered]
     states: Mapping[str, JobState]
     ended_by: Mapping[tuple[str, str], str] = {}
-    launch: str = BATCH
+    launcher: Callable[[], Launcher] = LazyFunction[[], "Launcher"](
+        PROCESS_LAUNCHER, "ProcessLauncher"
+    )
     client: Callable[[Transport], SchedulerClient] | None = None
-    submit_command: Callable[[str], list[str]] | None = None
-    """The command that submits a batch script: what its client runs, a dry run prints and
-    run.json records."""
     allocations: Allocations | None = None
 
     def winding_down(self, state: str) -> bool:

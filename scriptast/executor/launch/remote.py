@@ -1,8 +1,8 @@
-"""The remote launch kind: a job on a cluster reached over one ssh master. Its context is built
-once (the transport, the cluster work dir, where each file goes); the cluster is checked (its
-user, sbatch, the checkout), the files uploaded under temporary names and renamed, their digests
-checked there, the job submitted (or started as a step of an allocation there), its logs
-streamed back from offsets and copied into the local work_dir at the end."""
+"""A cluster as a job's place, reached over one ssh master: built once a job (the transport, the
+cluster work dir, where each file goes); staging checks the cluster (its user, sbatch, the
+checkout), uploads the files under temporary names, renames them and checks their digests
+there; processes start there detached; the logs are tailed there from offsets and copied into
+the local work_dir at the end, with the result files the job wrote."""
 
 from __future__ import annotations
 
@@ -11,39 +11,24 @@ import errno
 import os
 import posixpath
 import shlex
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from scriptast.common.new_files import created_anew
 from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
-from scriptast.executor.followed_job import (
-    BatchFollowed,
-    Followed,
-    RemoteStepFollowed,
-    Setup,
-)
-from scriptast.executor.job_files import (
-    LoadedJob,
-    destinations_outside,
-    log_files,
-    read_regular,
-)
-from scriptast.executor.launch.common import new_record
-from scriptast.executor.launch.process import WRAPPER
-from scriptast.executor.launch.step import Allocated, allocation_env
+from scriptast.executor.followed_job import Setup
+from scriptast.executor.job_files import LoadedJob, destinations_outside, read_regular
 from scriptast.executor.log_tail import LineSink, RemoteLogTail, Tail, streamed
 from scriptast.executor.log_verdict import LogScanner
-from scriptast.executor.options import RunOptions, Writer
-from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.launching import WRAPPER_ARGV
 from scriptast.workdir.files import replace_file
 
 FETCHABLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-*?[]/")
 
 
-class RemoteContext:
+class RemotePlace:
     """A remote job's cluster side, made once: the transport that reaches it (ssh), the cluster
     work dir, and the cluster path each file emit wrote belongs at."""
 
@@ -53,8 +38,68 @@ class RemoteContext:
         folder = job.spec.remote_work_dir
         if not folder or not folder.startswith("/"):
             raise RunError(f"{job.work_dir}/job_spec.json has no absolute remote_work_dir")
-        self.folder = folder
+        self._folder = folder
         self.destinations = _destinations(job, folder)
+        self.exit_file = posixpath.join(folder, EXIT_FILE)
+
+    @property
+    def where(self) -> str | None:
+        return self.transport.where
+
+    @property
+    def folder(self) -> str:
+        return self._folder
+
+    def stage(self) -> None:
+        self.check_cluster()
+        self.upload()
+
+    def make_folders(self, paths: Sequence[str]) -> None:
+        folders = sorted({posixpath.dirname(p) for p in paths if p and posixpath.dirname(p)})
+        if folders:
+            self.transport.run(["mkdir", "-p", "--", *folders])
+
+    def exists(self, path: str) -> bool:
+        quoted = shlex.quote(path)
+        return self.transport.run_shell(f"test -e {quoted} || test -L {quoted}").code == 0
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str], out: str, err: str) -> int:
+        launch = self.step_command(argv, env, out, err)
+        launched = self.transport.run_shell(f"rm -f {shlex.quote(self.exit_file)}; {launch}")
+        if launched.code != 0 or not launched.out.strip().isdigit():
+            raise RunError(
+                f"cannot start {self.script} on {self.transport.where}: {launched.last_line()}"
+            )
+        return int(launched.out)
+
+    def running(self, pid: int) -> bool:
+        quoted = shlex.quote(self.exit_file)
+        return self.transport.run_shell(f"test ! -e {quoted} && kill -0 {pid}").code == 0
+
+    def stop(self, pid: int) -> None:
+        self.transport.run_shell(f"kill -TERM -- -{pid} 2>/dev/null; true")
+
+    def exit_code(self, pid: int) -> int | None:
+        data = self.transport.fetch(self.exit_file)
+        return int(data.strip()) if data is not None and data.strip().isdigit() else None
+
+    def local(self, path: str) -> str:
+        return self.local_copy(path)
+
+    def setup(self, record: RunRecord, fetch: tuple[str, ...]) -> Setup:
+        """How a job followed here reads: its logs tailed over the master and brought back at
+        the end with the files `--fetch` names, its result files brought back."""
+
+        def note(line: str) -> None:
+            record.notes += (line,)
+
+        logs = sorted({p for p in (record.remote_out_log, record.remote_err_log) if p})
+        return Setup(
+            open_tail=self.open_tail,
+            after_logs=lambda: self.bring_back(logs, fetch, note),
+            read_result=self.fetch_result,
+            list_results=self.list_results,
+        )
 
     def check_cluster(self) -> None:
         """The cluster answers as the user slurm_env was probed as, has sbatch, and holds the
@@ -212,16 +257,17 @@ class RemoteContext:
         )
         return sorted(posixpath.join(folder, name) for name in listed.out.splitlines() if name)
 
-    def step_command(self, env: dict[str, str], out: str, err: str, exit_file: str) -> str:
-        """The cluster command that starts the script inside an allocation, detached from the
-        ssh session (its own session, so that a cancel kills exactly it), and prints its pid."""
+    def step_command(self, argv: Sequence[str], env: Mapping[str, str], out: str,
+                     err: str) -> str:  # fmt: skip
+        """The cluster command that starts `argv` through the exit-code wrapper, detached from
+        the ssh session (its own session, so that a cancel kills exactly it), and prints its
+        pid."""
         assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
         return (
             f"cd {shlex.quote(self.folder)} && "
-            f"env {assigns} SCRIPTAST_EXIT_FILE={shlex.quote(exit_file)} "
-            f"setsid nohup /bin/sh -c {shlex.quote(WRAPPER)} scriptast-job bash "
-            f"{shlex.quote(self.script)} >{shlex.quote(out)} 2>{shlex.quote(err)} </dev/null & "
-            "echo $!"
+            f"env {assigns} SCRIPTAST_EXIT_FILE={shlex.quote(self.exit_file)} "
+            f"setsid nohup {shlex.join(WRAPPER_ARGV)} {shlex.join(argv)} "
+            f">{shlex.quote(out)} 2>{shlex.quote(err)} </dev/null & echo $!"
         )
 
 
@@ -243,90 +289,3 @@ def _destinations(job: LoadedJob, folder: str) -> dict[str, str]:
     if clashes:
         raise RunError(f"two files of {job.work_dir} would go to {', '.join(sorted(clashes))}")
     return chosen
-
-
-def launch_remote(
-    context: RemoteContext,
-    client: SchedulerClient,
-    options: RunOptions,
-    writer: Writer,
-    allocation: Allocated | None,
-) -> Followed:
-    """Check the cluster, upload and check the digests there, then sbatch (or start the script
-    inside the allocation) over the ssh master."""
-    job, cluster = context.job, context.transport
-    context.check_cluster()
-    context.upload()
-    if allocation is None:
-        job_id = client.submit(context.script, cwd=context.folder)
-        out, err = log_files(job, job_id)
-        command = tuple(client.submit_argv(context.script))
-    else:
-        job_id = allocation[0]
-        out, err = log_files(job, f"{job_id}.{int(time.time())}")
-        err = err or out
-        command = ("bash", context.script)
-    cluster.run(["mkdir", "-p", "--", *sorted({posixpath.dirname(p) for p in (out, err) if p})])
-    record = new_record(
-        job,
-        submit_command=command,
-        out_log=context.local_copy(out),
-        err_log=context.local_copy(err) if err and err != out else None,
-        remote_host=cluster.where,
-        remote_out_log=out,
-        remote_err_log=err if err != out else None,
-        job_id=job_id,
-        state="PENDING",
-        launch="remote",
-    )
-    if allocation is not None:
-        _start_step(context, record, allocation, out, err or out)
-    return follow_remote(context, record, client, options, writer)
-
-
-def _start_step(
-    context: RemoteContext, record: RunRecord, allocation: Allocated, out: str, err: str
-) -> None:
-    exit_file = posixpath.join(context.folder, EXIT_FILE)
-    env = {
-        k: v
-        for k, v in allocation_env(context.job, *allocation[:2]).items()
-        if k.startswith("SLURM_")
-    }
-    env["SLURM_SUBMIT_DIR"] = context.folder
-    launch = context.step_command(env, out, err, exit_file)
-    launched = context.transport.run_shell(f"rm -f {shlex.quote(exit_file)}; {launch}")
-    if launched.code != 0 or not launched.out.strip().isdigit():
-        raise RunError(
-            f"cannot start {context.script} on {context.transport.where}: {launched.last_line()}"
-        )
-    record.pid, record.allocation_id, record.state = int(launched.out), allocation[0], "RUNNING"
-    record.notes += tuple(allocation[2])
-
-
-def follow_remote(
-    context: RemoteContext,
-    record: RunRecord,
-    client: SchedulerClient,
-    options: RunOptions,
-    writer: Writer,
-) -> Followed:
-    """A remote job followed over the ssh master: its logs tailed on the cluster and brought
-    back at the end; a batch job, or the script's process inside an allocation."""
-
-    def note(line: str) -> None:
-        record.notes += (line,)
-
-    logs = sorted({p for p in (record.remote_out_log, record.remote_err_log) if p})
-    setup = Setup(
-        open_tail=context.open_tail,
-        after_logs=lambda: context.bring_back(logs, options.fetch, note),
-        read_result=context.fetch_result,
-        list_results=context.list_results,
-    )
-    if record.pid is None:
-        return BatchFollowed(context.job, record, writer, client, setup)
-    exit_file = posixpath.join(context.folder, EXIT_FILE)
-    return RemoteStepFollowed(
-        context.job, record, writer, client, context.transport, exit_file, setup
-    )

@@ -1,4 +1,5 @@
-"""The docker backend's record: docker_cmd.sh lowered from a category's steps, and its states."""
+"""The docker backend's record: docker_cmd.sh lowered from a category's steps, its launcher (the
+script a process here) and its states."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from scriptast.contract.axes import DOCKER
 from scriptast.contract.run_record import JobState
 from scriptast.plan.launch import LaunchPlan
 from scriptast.plan.steps import JobSteps
-from scriptast.schedulers.backend import PROCESS, Lowered, SchedulerBackend
+from scriptast.schedulers.backend import Lowered, SchedulerBackend, launcher_in
 
 DOCKER_STATES: dict[str, JobState] = {
     "RUNNING": JobState.RUNNING,
@@ -23,5 +24,5 @@ BACKEND = SchedulerBackend(
         "scriptast.schedulers.docker.docker_cmd", "lower"
     ),
     states=DOCKER_STATES,
-    launch=PROCESS,
+    launcher=launcher_in("scriptast.schedulers.docker.launcher"),
 )

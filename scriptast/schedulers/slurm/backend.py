@@ -1,5 +1,6 @@
-"""The Slurm backend's record: batch scripts lowered from a category's steps, launch scripts
-submit.py writes, Slurm's client and state table, and persistent allocations."""
+"""The Slurm backend's record: batch scripts lowered from a category's steps, its launcher (sbatch,
+or a step of a persistent allocation), Slurm's client and state table, and persistent
+allocations."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from scriptast.contract.transport import Transport
 from scriptast.plan.launch import LaunchPlan
 from scriptast.plan.steps import JobSteps
 from scriptast.schedulers.backend import (
-    BATCH,
     Allocations,
     HeldAllocation,
     Lowered,
     SchedulerBackend,
     SchedulerClient,
+    launcher_in,
 )
 from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
@@ -31,6 +32,7 @@ def submit_command(script: str) -> list[str]:
 
 
 SCRIPT = "scriptast.schedulers.slurm.script"
+LAUNCHER = "scriptast.schedulers.slurm.launcher"
 CLIENT = "scriptast.schedulers.slurm.client"
 ALLOCATION = "scriptast.schedulers.slurm.allocation"
 """The modules each part lives in, loaded when it is first used (emit lowers, run does the
@@ -41,9 +43,8 @@ BACKEND = SchedulerBackend(
     lower=LazyFunction[[LaunchPlan, JobSteps], Lowered](SCRIPT, "lower"),
     states=SLURM_STATES,
     ended_by=ENDED_BY,
-    launch=BATCH,
+    launcher=launcher_in(LAUNCHER),
     client=LazyFunction[[Transport], SchedulerClient](CLIENT, "SlurmClient"),
-    submit_command=submit_command,
     allocations=Allocations(
         job_name=ALLOCATION_NAME,
         held=LazyFunction[[SchedulerClient], Sequence[HeldAllocation]](
