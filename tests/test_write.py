@@ -109,6 +109,32 @@ def test_a_failure_halfway_through_the_renames_restores_everything(
     assert snapshot_dir(work) == before
 
 
+def test_an_emit_writes_its_journal_note_and_syncs_nothing(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note guards against the emitting process dying (kill -9), which the page cache
+    outlives, as it does the files the note guards (not synced either): an emit pays no fsync,
+    and the note is still written whole before the renames."""
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B", model_name="same"))
+    output = bench_output(site, "Qwen-7B", model_name="same")
+    synced: list[int] = []
+    notes: list[str] = []
+    real_replace = os.replace
+
+    def noting_replace(source: Any, target: Any) -> None:
+        if Path(str(target)).name.startswith(JOURNAL_PREFIX):
+            notes.append(Path(str(source)).read_text())
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", synced.append)
+    monkeypatch.setattr(os, "replace", noting_replace)
+    write_outputs(output)
+    assert synced == []
+    assert len(notes) == 1 and json.loads(notes[0])["type"] == "renames"
+    assert consistent(work)["model_name"] == "same"
+
+
 def test_a_new_work_dir_is_removed_again_on_failure(site: Site) -> None:
     parent = site.root / "fresh"
     output = bench_output(site, work_dir=str(parent / "job"))

@@ -93,9 +93,12 @@ def inventory(folder: str, names: tuple[str, ...], sub_folders: tuple[str, ...]
 
 
 def open_journal(work_dir: str, step: Step) -> str:
-    """Write the note of `step` into work_dir (whole or not at all); its path."""
+    """Write the note of `step` into work_dir (whole or not at all); its path. The note guards
+    against its process dying among its changes (kill -9, out of memory), which the page
+    cache outlives; the files it guards are not synced to disk either, so neither is it (an
+    fsync a job was a fifth of a sweep's time)."""
     path = posixpath.join(work_dir, f"{JOURNAL_PREFIX}{os.getpid()}.json")
-    replace_file(path, msgspec.json.encode(step))
+    replace_file(path, msgspec.json.encode(step), durable=False)
     return path
 
 
