@@ -277,3 +277,18 @@ def test_model_errors_name_their_field(make: Callable[[], object], field: str) -
     with pytest.raises(ModelError) as raised:
         make()
     assert raised.value.field == field
+
+
+VAGUE_RECORD_NAMES = frozenset({"Made", "Taken", "Watched", "Writes", "Staged", "Facts", "Later"})
+"""Names of records that say neither what they hold nor whose they are (the house review's
+list): a past participle or a plural alone."""
+
+
+def test_records_are_named_for_what_they_hold() -> None:
+    vague = [
+        f"{path.relative_to(PACKAGE)}:{node.name}"
+        for path in MODULES
+        for node in ast.walk(_tree(path))
+        if isinstance(node, ast.ClassDef) and node.name in VAGUE_RECORD_NAMES
+    ]
+    assert not vague

@@ -12,7 +12,7 @@ from scriptast.builders.request.fields import Request
 SOURCE = "trtllm-case-executor"
 
 
-class Taken(msgspec.Struct, frozen=True):
+class WithCallerFields(msgspec.Struct, frozen=True):
     """The request with the caller's fields taken into its own, and what to say of each:
     (field, value, where it came from) for the trail, and warnings."""
 
@@ -21,7 +21,7 @@ class Taken(msgspec.Struct, frozen=True):
     warnings: tuple[str, ...]
 
 
-def take_caller_fields(request: Request) -> Taken:
+def take_caller_fields(request: Request) -> WithCallerFields:
     """required_devices from total_required_devices when the request has none (the request's
     own wins on a disagreement); install off when skip_install is true."""
     notes: list[tuple[str, object, str]] = []
@@ -42,7 +42,9 @@ def take_caller_fields(request: Request) -> Taken:
         if request.install:
             changes["install"] = False
         notes.append(("skip_install", True, f"input ({SOURCE}'s name): the install step is off"))
-    return Taken(msgspec.structs.replace(request, **changes), tuple(notes), tuple(warnings))
+    return WithCallerFields(
+        msgspec.structs.replace(request, **changes), tuple(notes), tuple(warnings)
+    )
 
 
 def per_node_disagreement(request: Request, per_node: int, source: str) -> str | None:
