@@ -55,8 +55,9 @@ class DockerTracker(ProcessTracker):
         self.container = container
 
     def cancel(self) -> None:
-        # the container this work dir's docker_cmd names, never another a run.json names
-        if self.container and self.record.container_name == self.container:
+        # the container this work dir's docker_cmd names, never another a run.json names (a
+        # record found again from the process names none: the work dir's own is meant)
+        if self.container and self.record.container_name in (None, self.container):
             with contextlib.suppress(OSError, subprocess.SubprocessError):
                 subprocess.run(["docker", "kill", self.container], capture_output=True,
                                timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
