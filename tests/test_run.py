@@ -4,6 +4,7 @@ verdict seen on jobs that emit wrote, with stand-ins for the TRT-LLM tools insid
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 import time
@@ -234,6 +235,10 @@ def test_dry_run_runs_nothing(runs: RunSite) -> None:
     assert done.returncode == 0
     assert done.stdout == f"sbatch --parsable {work}/llama_3_1_8b_instruct_bench.slurm\n"
     assert not (work / "run.json").exists()
+    # the dry run is the launcher's own account of what it submits: a run records the same
+    ran = runs.run("run", str(work), **SAY_THROUGHPUT)
+    assert ran.returncode == 0, ran.stderr
+    assert record(work)["submit_command"] == shlex.split(done.stdout)
 
 
 def test_a_dry_run_in_a_persistent_allocation_names_the_backends_commands(runs: RunSite) -> None:
