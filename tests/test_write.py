@@ -109,30 +109,60 @@ def test_a_failure_halfway_through_the_renames_restores_everything(
     assert snapshot_dir(work) == before
 
 
-def test_an_emit_writes_its_journal_note_and_syncs_nothing(
+def test_an_emit_writes_its_journal_note_in_place_and_syncs_nothing(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The note guards against the emitting process dying (kill -9), which the page cache
-    outlives, as it does the files the note guards (not synced either): an emit pays no fsync,
-    and the note is still written whole before the renames."""
+    outlives, as do the files the note guards (not synced either): an emit pays no fsync, and
+    writes the note in place (no temporary, no rename), whole before the first rename."""
     work = site.work("job")
     write_outputs(bench_output(site, "Llama-7B", model_name="same"))
     output = bench_output(site, "Qwen-7B", model_name="same")
     synced: list[int] = []
-    notes: list[str] = []
+    renamed: list[str] = []
+    notes_seen: list[str] = []
     real_replace = os.replace
 
     def noting_replace(source: Any, target: Any) -> None:
-        if Path(str(target)).name.startswith(JOURNAL_PREFIX):
-            notes.append(Path(str(source)).read_text())
+        renamed.append(Path(str(target)).name)
+        if not notes_seen:
+            notes_seen.extend(p.read_text() for p in work.glob(f"{JOURNAL_PREFIX}*"))
         real_replace(source, target)
 
     monkeypatch.setattr(os, "fsync", synced.append)
     monkeypatch.setattr(os, "replace", noting_replace)
     write_outputs(output)
     assert synced == []
-    assert len(notes) == 1 and json.loads(notes[0])["type"] == "renames"
+    assert not any(name.startswith(JOURNAL_PREFIX) for name in renamed)
+    assert len(notes_seen) == 1 and json.loads(notes_seen[0])["type"] == "renames"
     assert consistent(work)["model_name"] == "same"
+    assert not list(work.glob(f"{JOURNAL_PREFIX}*"))  # removed once the set is whole
+
+
+def test_a_note_cut_short_by_its_process_dying_is_removed_unread(site: Site) -> None:
+    """A note is written before anything is changed: one cut short (its process died while
+    writing it) means nothing is to be put back, and the next emit removes it."""
+    work = site.work("job")
+    write_outputs(bench_output(site, "Llama-7B"))
+    before = consistent(work)
+    (work / f"{JOURNAL_PREFIX}999999.json").write_text('{"type": "renames", "renames": [["')
+    write_outputs(bench_output(site, "Llama-7B"))
+    assert consistent(work) == before
+    assert not list(work.glob(f"{JOURNAL_PREFIX}*"))
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_emitted_files_have_their_modes_whatever_the_umask(site: Site, umask: int) -> None:
+    """The script is 0755 and job_spec.json 0644 under any umask."""
+    previous = os.umask(umask)
+    try:
+        output = bench_output(site, "Llama-7B")
+        write_outputs(output)
+    finally:
+        os.umask(previous)
+    work = site.work("job")
+    modes = {p.name: p.stat().st_mode & 0o777 for p in work.iterdir()}
+    assert modes == {"job_spec.json": 0o644, output.files[0].path.rsplit("/", 1)[1]: 0o755}
 
 
 def test_a_new_work_dir_is_removed_again_on_failure(site: Site) -> None:

@@ -16,6 +16,7 @@ import stat
 
 import msgspec
 
+from scriptast.common.new_files import created_anew
 from scriptast.workdir.files import WriteError, regular_bytes, remove_dirs, replace_file
 
 JOURNAL_PREFIX = ".scriptast_journal-"
@@ -93,12 +94,28 @@ def inventory(folder: str, names: tuple[str, ...], sub_folders: tuple[str, ...]
 
 
 def open_journal(work_dir: str, step: Step) -> str:
-    """Write the note of `step` into work_dir (whole or not at all); its path. The note guards
-    against its process dying among its changes (kill -9, out of memory), which the page
-    cache outlives; the files it guards are not synced to disk either, so neither is it (an
-    fsync a job was a fifth of a sweep's time)."""
+    """Write the note of `step` into work_dir; its path. It is written in place, not through a
+    temporary and a rename, and not synced: it guards against its process dying among its
+    changes (kill -9, out of memory), which the page cache outlives, as do the files it guards
+    (not synced either); a note cut short by that death is no note (`recover` removes it
+    unread), and nothing was changed before it was whole. A sweep writes a thousand of them:
+    each metadata operation saved is kernel time a job."""
     path = posixpath.join(work_dir, f"{JOURNAL_PREFIX}{os.getpid()}.json")
-    replace_file(path, msgspec.json.encode(step), durable=False)
+    data = memoryview(msgspec.json.encode(step))
+    try:
+        descriptor = created_anew(path)
+    except OSError as error:
+        raise WriteError(f"cannot write {path}: {error.strerror}") from None
+    try:
+        try:
+            while data:
+                data = data[os.write(descriptor, data) :]
+        finally:
+            os.close(descriptor)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise WriteError(f"cannot write {path}: {error.strerror}") from None
     return path
 
 

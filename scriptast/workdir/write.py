@@ -312,15 +312,12 @@ class _Change:
             temporary = self._temporary("new", final)
             self.staged.append((temporary, final))
             try:
-                descriptor = os.open(
-                    temporary,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                    0o755 if item.executable else 0o644,
-                )
+                mode = 0o755 if item.executable else 0o644
+                descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
                 data = item.text.encode("utf-8")
                 with os.fdopen(descriptor, "wb") as stream:
+                    os.fchmod(stream.fileno(), mode)  # the mode whatever the umask
                     stream.write(data)
-                os.chmod(temporary, 0o755 if item.executable else 0o644)
             except OSError as error:
                 raise WriteError(f"cannot write into {self.work_dir}: {error.strerror}") from None
             self.digests[final] = hashlib.sha256(data).hexdigest()
