@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -530,3 +530,69 @@ def test_a_record_names_its_launch_and_each_is_followed_again_by_a_lookup(tmp_pa
     (tmp_path / "run.json").write_text(json.dumps({**base, "launch": "teleport"}))
     with pytest.raises(RunError, match="is not a run record this scriptast reads"):
         read_record(str(tmp_path))
+
+
+class _RecordingPlace:
+    """A place that starts nothing: it records what it was asked to start, and where it is."""
+
+    def __init__(self, job: LoadedJob, where: str | None) -> None:
+        self.job, self._where = job, where
+        self.started: list[tuple[list[str], dict[str, str]]] = []
+
+    @property
+    def where(self) -> str | None:
+        return self._where
+
+    @property
+    def folder(self) -> str:
+        return self.job.work_dir
+
+    @property
+    def script(self) -> str:
+        return self.job.script
+
+    def stage(self) -> None:
+        pass
+
+    def make_folders(self, paths: Sequence[str]) -> None:
+        pass
+
+    def exists(self, path: str) -> bool:
+        return False
+
+    def start(self, argv: Sequence[str], env: Mapping[str, str], out: str, err: str) -> int:
+        self.started.append((list(argv), dict(env)))
+        return 4242
+
+    def running(self, pid: int) -> bool:
+        return False
+
+    def stop(self, pid: int) -> None:
+        pass
+
+    def exit_code(self, pid: int) -> int | None:
+        return 0
+
+    def local(self, path: str) -> str:
+        return path
+
+
+def test_a_process_backends_job_takes_this_machines_environment_only_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default launcher starts the script with this machine's environment here, and with
+    none of it on a cluster (where the cluster's own applies): no local variable is carried."""
+    from scriptast.contract.run_record import RunRecord
+    from scriptast.schedulers.launching import LaunchChoice
+    from scriptast.schedulers.process_launcher import ProcessLauncher
+
+    monkeypatch.setenv("SCRIPTAST_TEST_SECRET", "local only")
+    job = _job(tmp_path, "proc")
+    for where, carried in ((None, True), ("cluster", False)):
+        place = _RecordingPlace(job, where)
+        record = RunRecord(version=RECORD_VERSION, work_dir=job.work_dir, script=job.script,
+                           submitted_at="now", submit_command=(), out_log="")  # fmt: skip
+        ProcessLauncher().launch(job, place, None, LaunchChoice(), record)
+        [(argv, env)] = place.started
+        assert argv == ["bash", job.script] and record.pid == 4242
+        assert ("SCRIPTAST_TEST_SECRET" in env) is carried

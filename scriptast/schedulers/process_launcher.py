@@ -45,7 +45,9 @@ class ProcessLauncher:
         err = err_or_none or out
         self.ready(job)
         place.stage()
-        pid = place.start(argv, dict(os.environ), out, err)
+        # this machine's environment, as a process started here has it; a cluster's own there
+        environment = dict(os.environ) if place.where is None else {}
+        pid = place.start(argv, environment, out, err)
         record.submit_command, record.pid, record.state = tuple(argv), pid, "RUNNING"
         record.out_log, record.err_log = out, err if err != out else None
         record.launch = "process"
