@@ -107,7 +107,7 @@ def pass_rate(batches: list[list[Any]], action: Callable[[Any], object]) -> floa
 def bench_script(job: Any) -> Any:
     """A resolved bench job's batch script: its steps lowered by the Slurm backend."""
     from scriptast.builders.categories.bench.steps import steps
-    from scriptast.schedulers.slurm.script import lower
+    from scriptast.schedulers.slurm.batch_script import lower
 
     return lower(job.plan(), steps(job)).main
 

@@ -12,8 +12,8 @@ from hypothesis import given, strategies as st
 from typer.testing import CliRunner
 
 from scriptast.cli import app as cli
+from scriptast.cli.emit_flags import ENV_CHECK_FLAGS, OUTPUT_FLAGS, REQUEST_FLAGS, flag, workflows
 from scriptast.cli.fast_parse import parse_emit
-from scriptast.cli.fields import ENV_CHECK_FLAGS, OUTPUT_FLAGS, REQUEST_FLAGS, flag, workflows
 from tests.site import Site
 from tests.test_cli import BAD_INPUTS, console_script, flags
 

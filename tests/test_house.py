@@ -14,7 +14,7 @@ import scriptast
 from scriptast import Command, ModelError, Mount, Param, SbatchDirective
 from scriptast.builders.read_request import request_type
 from scriptast.builders.request.fields import EnvCheck
-from scriptast.cli import fields as cli_fields
+from scriptast.cli import emit_flags as cli_fields
 
 PACKAGE = Path(scriptast.__file__).resolve().parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
@@ -195,7 +195,7 @@ def test_perf_sanity_is_one_folder_reached_through_its_record() -> None:
     assert outside == ["builders/categories/__init__.py"]
     names = {p.stem for p in (PACKAGE / folder).glob("*.py")}
     assert {"submit_py", "launch_written", "launch_readback", "submit_argv", "submit_call",
-            "launch", "submit_plan", "fallback"} <= names  # fmt: skip
+            "call_for_job", "submit_plan", "fallback"} <= names  # fmt: skip
 
 
 def test_the_house_rule_sees_arrows_up_and_sideways() -> None:
@@ -292,3 +292,21 @@ def test_records_are_named_for_what_they_hold() -> None:
         if isinstance(node, ast.ClassDef) and node.name in VAGUE_RECORD_NAMES
     ]
     assert not vague
+
+
+SHARED_ROLES = frozenset(
+    {"__init__", "category", "work", "steps", "measures", "backend", "launcher", "registry"}
+)
+"""Module names that mean one role wherever they stand: each category folder's own record, work
+and steps, each backend folder's record and launcher, each seam's registry."""
+
+
+def test_two_modules_share_a_name_only_when_they_fill_one_role() -> None:
+    """Names that say which: two modules of one name (two `journal.py`, a type's `slurm_env.py`
+    and its reader's) mean two things under one word."""
+    by_name: dict[str, list[str]] = {}
+    for path in MODULES:
+        by_name.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    shared = {n: sorted(p) for n, p in by_name.items() if len(p) > 1 and n not in SHARED_ROLES}
+    assert not shared
+    assert not [p for p in MODULES if p.stem.startswith("test_")]  # a product module is no test

@@ -529,7 +529,7 @@ def test_the_sinfo_stand_in_answers_from_slurm_env(tmp_path: Path) -> None:
     """submit.py asks `sinfo -h -o %P` for the partitions (the default marked `*`) and
     `sinfo -p P -h -o %G` for a partition's gres; anything else fails as an unknown query."""
     from scriptast.builders.categories.perf_sanity.submit_py import _shims
-    from scriptast.cluster.slurm_env import load_slurm_env
+    from scriptast.cluster.read_slurm_env import load_slurm_env
 
     env = load_slurm_env(str(Path(__file__).parent.parent / "examples/slurm_env.json"), "test").env
     with _shims(env) as folder:
@@ -643,7 +643,7 @@ def test_the_scontrol_stand_in_answers_the_cluster_name(site: Site) -> None:
     """Without --cluster-name, upstream's submit.py asks `scontrol show config`; the stand-in
     scontrol answers ClusterName from slurm_env, so both ways agree."""
     from scriptast.builders.categories.perf_sanity.submit_py import _shims
-    from scriptast.cluster.slurm_env import load_slurm_env
+    from scriptast.cluster.read_slurm_env import load_slurm_env
 
     site.write_slurm_env(cluster_name="aws-cmh-cs-001")
     env = load_slurm_env(str(site.slurm_env), "test").env

@@ -22,10 +22,10 @@ from scriptast.builders.resolution.model_name import (
 )
 from scriptast.builders.resolution.model_path import find_model_dir, is_hf_id
 from scriptast.builders.resolution.mounts import plan_mounts, remote_home
+from scriptast.builders.resolution.pytest_ids import find_test_target
 from scriptast.builders.resolution.slurm_params import mpi_plugin, time_limit
-from scriptast.builders.resolution.test_ids import find_test_target
 from scriptast.builders.resolve import resolve
-from scriptast.cluster.slurm_env import load_slurm_env
+from scriptast.cluster.read_slurm_env import load_slurm_env
 from scriptast.contract.axes import placement
 from scriptast.contract.slurm_env import Partition, Pmix, SlurmEnv
 from scriptast.errors import InputError, ResolveError
@@ -891,7 +891,7 @@ def test_model_dir_lookup_edges(tmp_path: Path) -> None:
 
 def test_pytest_marks_edge_cases(site: Site, tmp_path: Path) -> None:
     from scriptast.builders.categories.pytest.devices import read_needs
-    from scriptast.builders.resolution.test_ids import TestTarget
+    from scriptast.builders.resolution.pytest_ids import TestTarget
 
     source = tmp_path / "test_edge.py"
     source.write_text(

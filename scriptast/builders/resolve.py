@@ -19,7 +19,7 @@ from scriptast.builders.resolution.mounts import MountPlan, local_home, plan_mou
 from scriptast.builders.resolution.parallelism import Sourced
 from scriptast.builders.resolution.trail import Trail
 from scriptast.builders.unused_fields import warn_unused
-from scriptast.cluster.slurm_env import LoadedSlurmEnv, load_slurm_env
+from scriptast.cluster.read_slurm_env import LoadedSlurmEnv, load_slurm_env
 from scriptast.common.file_names import check_component, is_safe_component
 from scriptast.contract.axes import SLURM, Placement, placement
 from scriptast.contract.job_spec import SlurmParams

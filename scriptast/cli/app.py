@@ -15,7 +15,7 @@ import typer
 
 from scriptast.cli import examples as cli_help
 from scriptast.cli.emit_command import run_emit
-from scriptast.cli.options import emit_parameters, other_categories_options
+from scriptast.cli.emit_options import emit_parameters, other_categories_options
 from scriptast.cli.results_command import results_app
 from scriptast.cli.say import fail
 

@@ -6,7 +6,7 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from scriptast.cli.fields import split_flags
+from scriptast.cli.emit_flags import split_flags
 from scriptast.cli.say import fail, one_line, warn
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _refuse_foreign_flags(flags: dict[str, Any], file_fields: dict[str, Any] | N
     """A flag of another workflow's (`emit bench --eval-cmd`) is a usage error: it would not
     be used."""
     from scriptast.builders.categories import CATEGORIES
-    from scriptast.cli.fields import flag, foreign_options
+    from scriptast.cli.emit_flags import flag, foreign_options
 
     workflow = flags.get("workflow_type") or (file_fields or {}).get("workflow_type")
     if not isinstance(workflow, str) or workflow not in CATEGORIES:

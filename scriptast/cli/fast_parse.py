@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptast.cli.fields import (
+from scriptast.cli.emit_flags import (
     ENV_CHECK_FLAGS,
     OUTPUT_FLAGS,
     REQUEST_FLAGS,

@@ -19,7 +19,7 @@ def run_verify(files: list[Path], slurm_env_file: Path | None) -> int:
 
     env = None
     if slurm_env_file is not None:
-        from scriptast.cluster.slurm_env import load_slurm_env
+        from scriptast.cluster.read_slurm_env import load_slurm_env
 
         try:
             env = load_slurm_env(str(slurm_env_file), "verify").env

@@ -16,7 +16,6 @@ from collections.abc import Callable
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.files import RUN_FILE
 from scriptast.contract.measured import Figure
 from scriptast.contract.run_record import (
     VERDICT_EXIT,
@@ -24,6 +23,7 @@ from scriptast.contract.run_record import (
     RunRecord,
     encode_record,
 )
+from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.log_verdict import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge

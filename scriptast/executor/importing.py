@@ -7,7 +7,7 @@ import os
 import posixpath
 from collections.abc import Sequence
 
-from scriptast.contract.files import RUN_FILE
+from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.job_files import load_job
 from scriptast.executor.run import read_record

@@ -12,8 +12,8 @@ import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import RunError
 from scriptast.results.reference_file import References
 from scriptast.results.store.history import HistoryBaseline

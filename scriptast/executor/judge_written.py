@@ -16,10 +16,10 @@ from typing import NamedTuple
 import msgspec
 
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.measured import Figure, Measures, PytestResults
 from scriptast.contract.run_record import RECORD_VERSION, VERDICT_EXIT, RunRecord
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import InputError
 from scriptast.executor.followed_job import utc_now
 from scriptast.executor.job_files import read_regular

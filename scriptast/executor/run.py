@@ -14,15 +14,14 @@ import msgspec
 
 from scriptast.common.colour import wants_colour
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_record
 from scriptast.contract.transport import Transport
+from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.follow_loop import Follower, terminal_progress
 from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import cancelling, still_out
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
-from scriptast.executor.journal import SUBMITTING, found_again
 from scriptast.executor.launch.submit import (
     dry_run_commands,
     launcher_of,
@@ -36,6 +35,7 @@ from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
 from scriptast.executor.shown import shown as escaped
 from scriptast.executor.stored import store_judged
+from scriptast.executor.submitting import SUBMITTING, found_again
 from scriptast.results.reference_file import References, read_references
 from scriptast.results.store.history import HistoryBaseline
 from scriptast.results.store.location import Location, locate

@@ -8,8 +8,8 @@ import os
 from collections.abc import Sequence
 
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.run_record import RunRecord
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import StoreError
 from scriptast.executor.followed_job import Followed, utc_now
 from scriptast.executor.job_files import LoadedJob

@@ -16,8 +16,8 @@ from scriptast.builders.request.forwarded import kept_fields, kept_monitor_timeo
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolve import resolve
 from scriptast.common.file_names import check_inside
-from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.measured import Measures
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.emitters.bash import BashEmitter
 from scriptast.emitters.job_spec_json import emit_job_spec
 from scriptast.emitters.quote import pyxis_mounts

@@ -13,8 +13,8 @@ import msgspec
 
 from scriptast.builders.request.fields import Request
 from scriptast.common.text_files import regular_file_bytes
-from scriptast.contract.files import JOB_SPEC
 from scriptast.contract.job_spec import JobSpec
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import InputError
 
 FORWARDED = ("remote_repo_path", "remote_work_dir", "llm_models_root", "device_type",

@@ -8,7 +8,7 @@ import msgspec
 
 from scriptast.builders.request.fields import Request
 from scriptast.builders.resolution.trail import TrailEntry, explain_table
-from scriptast.cluster.slurm_env import LoadedSlurmEnv
+from scriptast.cluster.read_slurm_env import LoadedSlurmEnv
 from scriptast.contract.axes import Placement, WorkflowType
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.model.slurm import Mount

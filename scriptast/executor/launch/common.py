@@ -9,8 +9,8 @@ import socket
 from typing import BinaryIO
 
 from scriptast.common.new_files import created_anew
-from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import RECORD_VERSION, RunRecord
+from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import utc_now
 from scriptast.executor.job_files import LoadedJob, script_elsewhere_torn, torn_files

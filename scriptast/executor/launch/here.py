@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from scriptast.common.processes import alive
-from scriptast.contract.files import EXIT_FILE
+from scriptast.contract.work_dir_names import EXIT_FILE
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.launch.common import fresh_log, make_folders

@@ -14,9 +14,9 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 
 from scriptast.common.new_files import created_anew
-from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.contract.run_record import RunRecord
 from scriptast.contract.transport import Transport
+from scriptast.contract.work_dir_names import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import Setup
 from scriptast.executor.job_files import LoadedJob, destinations_outside, read_regular

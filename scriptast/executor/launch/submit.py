@@ -9,17 +9,17 @@ from collections.abc import Callable
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.files import RUN_FILE
 from scriptast.contract.run_record import Launch, RunRecord, encode_record
+from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import Followed, Setup
 from scriptast.executor.job_files import LoadedJob
-from scriptast.executor.journal import SUBMITTING
 from scriptast.executor.launch.common import check_files, check_writable, new_record
 from scriptast.executor.launch.here import LocalPlace
 from scriptast.executor.launch.remote import RemotePlace
 from scriptast.executor.options import RunOptions, Writer, time_limit_seconds, timeouts
 from scriptast.executor.session import Session
+from scriptast.executor.submitting import SUBMITTING
 from scriptast.schedulers.launching import LaunchChoice, Launcher, Place
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.files import WriteError, replace_file

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from scriptast.contract.files import JOB_SPEC
+from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import StoreError
 from scriptast.results.store.location import Location, default_path, masked, passwords
 from scriptast.results.store.packed import pack_figures, pack_record

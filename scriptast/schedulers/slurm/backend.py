@@ -31,7 +31,7 @@ def submit_command(script: str) -> list[str]:
     return ["sbatch", "--parsable", script]
 
 
-SCRIPT = "scriptast.schedulers.slurm.script"
+SCRIPT = "scriptast.schedulers.slurm.batch_script"
 LAUNCHER = "scriptast.schedulers.slurm.launcher"
 CLIENT = "scriptast.schedulers.slurm.client"
 ALLOCATION = "scriptast.schedulers.slurm.allocation"

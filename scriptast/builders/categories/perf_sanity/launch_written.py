@@ -9,8 +9,8 @@ import re
 
 import msgspec
 
+from scriptast.builders.categories.perf_sanity.call_for_job import plan_submit
 from scriptast.builders.categories.perf_sanity.config_text import emit_perf_config
-from scriptast.builders.categories.perf_sanity.launch import plan_submit
 from scriptast.builders.categories.perf_sanity.launch_readback import read_launch_script, unexpected
 from scriptast.builders.categories.perf_sanity.submit_argv import submit_argv
 from scriptast.builders.categories.perf_sanity.submit_plan import (

@@ -11,7 +11,7 @@ from scriptast.builders.request.parts import EvalRequest, PerfSanityRequest, Pyt
 from scriptast.builders.resolution import model_name as names
 from scriptast.builders.resolution.job import Work
 from scriptast.builders.resolution.parallelism import Parallelism, Sourced
-from scriptast.builders.resolution.test_ids import find_test_target
+from scriptast.builders.resolution.pytest_ids import find_test_target
 from scriptast.builders.resolution.trail import Trail
 from scriptast.common.text_files import require_file
 from scriptast.contract.axes import WorkflowType

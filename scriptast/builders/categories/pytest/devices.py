@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders.resolution.test_ids import TestTarget
+from scriptast.builders.resolution.pytest_ids import TestTarget
 from scriptast.common.text_files import read_text_file
 from scriptast.errors import ResolveError
 

@@ -13,7 +13,7 @@ from scriptast.builders.categories.pytest.selection import (
     WITH_VALUE,
     read_selection,
 )
-from scriptast.builders.resolution.test_ids import parse_target
+from scriptast.builders.resolution.pytest_ids import parse_target
 from scriptast.builders.resolution.trail import Trail
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import Token, tokenize

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from scriptast.builders.resolution.test_ids import TestTarget, parse_target
+from scriptast.builders.resolution.pytest_ids import TestTarget, parse_target
 from scriptast.errors import ResolveError
 from scriptast.readers.shellwords import words
 

@@ -29,7 +29,7 @@ from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolution.perf_config import load_config, runtime_mode
 from scriptast.common.file_names import check_component
 from scriptast.common.text_files import read_text_file
-from scriptast.contract.files import EXIT_FILE, JOB_SPEC, RUN_FILE
+from scriptast.contract.work_dir_names import EXIT_FILE, JOB_SPEC, RUN_FILE
 from scriptast.errors import ResolveError
 
 

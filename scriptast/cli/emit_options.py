@@ -6,7 +6,7 @@ import inspect
 
 import typer
 
-from scriptast.cli.fields import (
+from scriptast.cli.emit_flags import (
     CLUSTER,
     ENV_CHECK_FLAGS,
     OUTPUT,
