@@ -310,3 +310,48 @@ def test_two_modules_share_a_name_only_when_they_fill_one_role() -> None:
     shared = {n: sorted(p) for n, p in by_name.items() if len(p) > 1 and n not in SHARED_ROLES}
     assert not shared
     assert not [p for p in MODULES if p.stem.startswith("test_")]  # a product module is no test
+
+
+def _module_file(module: str) -> Path | None:
+    """The file of a scriptast module (a package's __init__.py), or None."""
+    if not module.startswith("scriptast"):
+        return None
+    base = PACKAGE.parent.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports_of(path: Path) -> set[Path]:
+    """The package's files `path` imports, at any level (a type-only or a late import too)."""
+    found: set[Path] = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            targets = [_module_file(n) for n in names] + [_module_file(node.module)]
+            found.update(t for t in targets if t is not None)
+        elif isinstance(node, ast.Import):
+            found.update(t for a in node.names if (t := _module_file(a.name)) is not None)
+    found.discard(path)
+    return found
+
+
+def test_no_two_files_import_each_other_round_a_circle() -> None:
+    """At file level too (a type-only import counts: it ties the two files' meaning): no file
+    reaches itself through the files it imports. Packages' own __init__ files, which name
+    their parts, are left out."""
+    graph = {p: {q for q in _imports_of(p) if q.name != "__init__.py"}
+             for p in MODULES if p.name != "__init__.py"}  # fmt: skip
+    circles = []
+    for start in graph:
+        seen, stack = set(), list(graph[start])
+        while stack:
+            current = stack.pop()
+            if current == start:
+                circles.append(str(start.relative_to(PACKAGE)))
+                break
+            if current not in seen:
+                seen.add(current)
+                stack.extend(graph.get(current, ()))
+    assert not circles

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 
 from scriptast.contract.axes import LOCAL, SSH
 from scriptast.errors import RunError
-from scriptast.schedulers.backend import Allocations, HeldAllocation, SchedulerClient
+from scriptast.schedulers.backend import Allocations, HeldAllocation
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.registry import every_scheduler
 from scriptast.transports.registry import transport
 

@@ -16,7 +16,7 @@ from typing import TextIO
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import LEAVING_AT, ONCE_MORE, Abandoned, still_out
-from scriptast.schedulers.backend import QueueRow, SchedulerClient
+from scriptast.schedulers.queue_client import QueueRow, SchedulerClient
 
 TICK = 0.2
 """Seconds between two reads of the logs: a line reaches the terminal within about this."""

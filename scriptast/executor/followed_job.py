@@ -30,8 +30,8 @@ from scriptast.executor.log_verdict import HANG_PATTERN, MOST_KEPT_LINE, LogScan
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
 from scriptast.results.reference_file import Where
-from scriptast.schedulers.backend import Final, QueueRow
 from scriptast.schedulers.launching import Ending, Tracker
+from scriptast.schedulers.queue_client import Final, QueueRow
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.files import replace_file
 

@@ -13,7 +13,8 @@ from scriptast.contract.transport import Transport
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob
 from scriptast.executor.options import RunOptions
-from scriptast.schedulers.backend import SchedulerBackend, SchedulerClient
+from scriptast.schedulers.backend import SchedulerBackend
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.transports.registry import transport as make_transport
 

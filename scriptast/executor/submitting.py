@@ -14,8 +14,8 @@ from scriptast.contract.axes import LOCAL
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob, as_submitted
-from scriptast.schedulers.backend import SchedulerClient
 from scriptast.schedulers.launching import is_wrapper
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.registry import scheduler
 
 SUBMITTING = "SUBMITTING"

@@ -1,10 +1,10 @@
 """The record a scheduler backend fills in: its name, how it lowers a category's steps to its
-script form, whether it runs launch scripts another tool writes, and the one table from its
-state names onto the verdict's job states."""
+script form, its launcher and its queue's client, the one table from its state names onto the
+verdict's job states, and persistent allocations when it has them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -14,10 +14,11 @@ from scriptast.contract.job_spec import JobLogs, SlurmParams
 from scriptast.contract.run_record import JobState
 from scriptast.model.docker import DockerRun
 from scriptast.model.script import Script
+from scriptast.schedulers.queue_client import SchedulerClient
 
 if TYPE_CHECKING:  # types only: emit, which runs no command, does not load the transport seam,
     # and run, which lowers nothing, does not load the builders
-    from scriptast.contract.transport import Completed, Transport
+    from scriptast.contract.transport import Transport
     from scriptast.plan.launch import LaunchPlan
     from scriptast.plan.steps import JobSteps
     from scriptast.schedulers.launching import Launcher
@@ -33,31 +34,6 @@ def launcher_in(module: str) -> Callable[[], Launcher]:
     return LazyFunction[[], "Launcher"](module, "launcher")
 
 
-class QueueRow(msgspec.Struct, frozen=True, kw_only=True):
-    """A job as the scheduler's queue shows it: its state (in the scheduler's words), pending
-    reason, elapsed, time left and nodes; how often the scheduler restarted it (requeued)."""
-
-    state: str
-    reason: str
-    elapsed: str
-    time_left: str
-    nodes: str
-    restarts: int = 0
-
-
-class Final(msgspec.Struct, frozen=True, kw_only=True):
-    """A job's last state (in the scheduler's words), its exit code (None: unknown) and the
-    signal that ended it (None: none, or unknown), where they were read, how often it was
-    restarted and how long it ran (the scheduler's count, None: unknown)."""
-
-    state: str
-    exit_code: int | None
-    source: str
-    signal: int | None = None
-    restarts: int = 0
-    elapsed_seconds: float | None = None
-
-
 class Lowered(msgspec.Struct, frozen=True, kw_only=True):
     """A job in a scheduler's script form: the script to submit (`main`, named `main_name` in
     work_dir), other scripts by name (written before it), local files the job needs beside them
@@ -71,40 +47,6 @@ class Lowered(msgspec.Struct, frozen=True, kw_only=True):
     logs: JobLogs
     names_script: bool = True
     docker_run: DockerRun | None = None
-
-
-class SchedulerClient(Protocol):
-    """Run's side of a scheduler that queues jobs, through a transport: run one of its
-    commands, submit a script, one poll for every followed job, their final states, the
-    running steps of a job, and cancel."""
-
-    def run(
-        self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
-    ) -> Completed: ...
-
-    def submit_argv(self, script: str) -> list[str]: ...
-
-    def submit(self, script: str, cwd: str) -> str: ...
-
-    def queue(self, job_ids: Iterable[str]) -> dict[str, QueueRow] | None: ...
-
-    def finals(self, job_ids: Sequence[str]) -> dict[str, Final]: ...
-
-    def steps(self, job_id: str) -> list[str]: ...
-
-    def cancel(self, targets: Sequence[str]) -> Completed: ...
-
-    def find(self, name: str, script: str) -> list[str]:
-        """This user's jobs named `name` that run `script` (a submission whose id was never
-        recorded, found again)."""
-        ...
-
-    def not_ours(self, job_id: str, *, name: str, script: str | None = None,
-                 script_sha256: str | None = None) -> str | None:  # fmt: skip
-        """Why the scheduler's job `job_id` is not the one this user submitted under `name`
-        (from `script`, whose batch script has `script_sha256`); None when it is, or when the
-        scheduler no longer knows the job (nothing of it is left to act on)."""
-        ...
 
 
 class HeldAllocation(Protocol):

@@ -13,7 +13,7 @@ from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.run_record import Launch, RunRecord
 
 if TYPE_CHECKING:  # types only: emit, which launches nothing, does not load them
-    from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
+    from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 
 Ending = tuple[str | None, int | None, str | None]
 """(state in the scheduler's words, exit code, where they were read)."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from scriptast.contract.run_record import Launch, RunRecord
-from scriptast.schedulers.backend import SchedulerClient
 from scriptast.schedulers.launching import JobFiles, LaunchChoice, Place, Tracker
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.tracking import ProcessTracker
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.run_record import JobState, RunRecord
-from scriptast.schedulers.backend import Final, QueueRow, SchedulerBackend, SchedulerClient
+from scriptast.schedulers.backend import SchedulerBackend
 from scriptast.schedulers.launching import Ending, Place, Seen
+from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 
 
 class QueueTracker:

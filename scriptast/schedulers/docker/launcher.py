@@ -9,9 +9,9 @@ import subprocess
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.errors import RunError
-from scriptast.schedulers.backend import SchedulerClient
 from scriptast.schedulers.launching import JobFiles, LaunchChoice, Place, Tracker
 from scriptast.schedulers.process_launcher import ProcessLauncher
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.tracking import ProcessTracker
 
 

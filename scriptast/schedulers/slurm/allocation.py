@@ -16,7 +16,7 @@ import msgspec
 from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.job_spec import SlurmParams
 from scriptast.errors import RunError
-from scriptast.schedulers.backend import SchedulerClient
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.slurm.backend import ALLOCATION_NAME
 
 COMMENT_PREFIX = "scriptast:"

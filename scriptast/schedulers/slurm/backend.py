@@ -17,9 +17,9 @@ from scriptast.schedulers.backend import (
     HeldAllocation,
     Lowered,
     SchedulerBackend,
-    SchedulerClient,
     launcher_in,
 )
+from scriptast.schedulers.queue_client import SchedulerClient
 from scriptast.schedulers.slurm.states import ENDED_BY, SLURM_STATES
 
 ALLOCATION_NAME = "scriptast.persistent"

@@ -13,7 +13,7 @@ import msgspec
 from scriptast.common.clock_time import clock_seconds
 from scriptast.contract.transport import Completed, Transport
 from scriptast.errors import RunError
-from scriptast.schedulers.backend import Final, QueueRow
+from scriptast.schedulers.queue_client import Final, QueueRow
 from scriptast.schedulers.slurm.states import is_final
 
 QUEUE_FIELDS = ("JobID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", "RestartCnt",

@@ -11,8 +11,8 @@ import time
 from scriptast.contract.axes import LOCAL, SLURM
 from scriptast.contract.run_record import JobState, Launch, RunRecord
 from scriptast.model.slurm_time import parse_time_limit
-from scriptast.schedulers.backend import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.launching import Ending, JobFiles, LaunchChoice, Place, Seen, Tracker
+from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm import allocation
 from scriptast.schedulers.slurm.backend import submit_command
