@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.run_record import Launch, RunRecord, encode_record
+from scriptast.contract.run_record import RunRecord, encode_record
 from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import Followed, Setup
@@ -37,11 +37,6 @@ def choice_of(job: LoadedJob, options: RunOptions) -> LaunchChoice:
     return LaunchChoice(persistent=options.persistent, alloc_time=options.alloc_time,
                         alloc_wait=timeouts(job, options)[0], alloc_idle=options.alloc_idle,
                         time_limit_seconds=time_limit_seconds(job))  # fmt: skip
-
-
-def launch_kind(job: LoadedJob, options: RunOptions) -> Launch:
-    """How run launches `job`, as its backend's launcher says."""
-    return launcher_of(job).kind(job, choice_of(job, options))
 
 
 def dry_run_commands(job: LoadedJob, options: RunOptions) -> list[list[str]]:
