@@ -75,6 +75,23 @@ def test_a_local_custom_script_travels_to_remote_work_dir(site: Site) -> None:
     assert spec["extra_file_destinations"][str(script)] == f"{remote_dir}/run_custom.sh"
 
 
+@pytest.mark.parametrize("through_link", [False, True])
+def test_a_local_input_where_emit_writes_is_refused(site: Site, through_link: bool) -> None:
+    fields = _remote(site, custom_cmd=None)
+    work_dir = Path(fields["work_dir"])
+    work_dir.mkdir(parents=True, exist_ok=True)
+    runner = work_dir / "slurm_run_custom.sh"
+    runner.write_text("echo mine\n")
+    given = runner
+    if through_link:  # the same file by another name is the same collision
+        given = site.root / "alias.sh"
+        given.symlink_to(runner)
+    request = build_request({**fields, "custom_script": str(given)}, {})
+    with pytest.raises(InputError, match=r"is where emit writes its slurm_run_custom\.sh"):
+        generate(request, machine="x86_64", home=str(site.home))
+    assert runner.read_text() == "echo mine\n"
+
+
 def test_a_custom_script_only_on_the_cluster_runs_as_written(site: Site) -> None:
     request = build_request(_remote(site, custom_cmd=None, custom_script="/lustre/run.sh"), {})
     output = generate(request, machine="x86_64", home=str(site.home))

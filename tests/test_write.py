@@ -465,3 +465,31 @@ def test_a_note_that_cannot_be_read_as_this_users_is_passed_over(tmp_path: Path)
             raise FileNotFoundError(self.name)
 
     assert journal._ours(Gone(), os.geteuid()) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("standing", ["nothing", "file", "link", "dangling link", "folder"])
+def test_a_file_created_anew_replaces_what_stood_there_and_writes_through_no_link(
+    tmp_path: Path, standing: str
+) -> None:
+    from scriptast.common.new_files import created_anew
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not ours\n")
+    path = tmp_path / "note.json"
+    if standing == "file":
+        path.write_text("stale\n")
+    elif standing == "link":
+        path.symlink_to(target)
+    elif standing == "dangling link":
+        path.symlink_to(tmp_path / "gone")
+    elif standing == "folder":
+        path.mkdir()
+        with pytest.raises(FileExistsError):
+            created_anew(str(path))
+        assert path.is_dir()
+        return
+    descriptor = created_anew(str(path), 0o600)
+    os.write(descriptor, b"new\n")
+    os.close(descriptor)
+    assert not path.is_symlink() and path.read_text() == "new\n"
+    assert target.read_text() == "not ours\n" and not (tmp_path / "gone").exists()

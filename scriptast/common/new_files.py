@@ -12,8 +12,12 @@ import stat
 def created_anew(path: str, mode: int = 0o644) -> int:
     """A descriptor open for writing on a new, empty file at `path` (a folder there stays and
     makes this fail); OSError when it cannot be made."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, mode)
+    except FileExistsError:
+        pass
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             os.unlink(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     return os.open(path, flags, mode)

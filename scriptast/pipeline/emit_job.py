@@ -12,7 +12,11 @@ import msgspec
 from scriptast.builders.categories import category
 from scriptast.builders.category import Category, Submitted
 from scriptast.builders.request.fields import Request
-from scriptast.builders.request.forwarded import kept_fields, kept_monitor_timeout
+from scriptast.builders.request.forwarded import (
+    kept_fields,
+    kept_monitor_timeout,
+    readable_job_spec,
+)
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolve import resolve
 from scriptast.common.file_names import check_inside
@@ -114,6 +118,7 @@ def _finish(made: JobFiles, chosen: Category) -> Output:
     for item in (*made.files, OutputFile(spec_path, "")):
         check_inside(job.work_dir, item.path, folder=made.launch is not None)
     _check_collisions(made, spec_path)
+    earlier = readable_job_spec(job.work_dir)
     spec = build_job_spec(
         job,
         patterns=chosen.patterns,
@@ -128,10 +133,10 @@ def _finish(made: JobFiles, chosen: Category) -> Output:
         destinations=made.destinations,
         measures=_measures(job, chosen),
         allocation_refused=chosen.allocation_refusal,
-        monitor_timeout_seconds=kept_monitor_timeout(job.work_dir),
+        monitor_timeout_seconds=kept_monitor_timeout(earlier),
     )
     _check_hang_pattern(job.request.hang_pattern)
-    text = emit_job_spec(spec, kept_fields(job.work_dir), _raw_env(job))
+    text = emit_job_spec(spec, kept_fields(earlier), _raw_env(job))
     return Output(
         job=job,
         files=(*made.files, OutputFile(spec_path, text)),
@@ -224,8 +229,13 @@ def _check_collisions(made: JobFiles, spec_path: str) -> None:
     import os
 
     request = made.job.request
-    written = {os.path.realpath(f.path): f.path for f in (*made.files, OutputFile(spec_path, ""))}
-    for field, given in (pair for part in request.parts for pair in part.local_files()):
+    inputs = [pair for part in request.parts for pair in part.local_files()]
+    written = (  # each realpath costs a system call a folder of the path: none without inputs
+        {os.path.realpath(f.path): f.path for f in (*made.files, OutputFile(spec_path, ""))}
+        if inputs
+        else {}
+    )
+    for field, given in inputs:
         if os.path.realpath(given) in written:
             name = posixpath.basename(written[os.path.realpath(given)])
             raise InputError(

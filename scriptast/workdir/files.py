@@ -42,7 +42,7 @@ def make_dirs(work_dir: str) -> list[str]:
             remove_dirs(created)
             raise WriteError(f"cannot create {folder}: {error.strerror}") from None
         created.append(folder)
-    if not os.path.isdir(work_dir):
+    if not (created and created[-1] == work_dir) and not os.path.isdir(work_dir):
         raise WriteError(f"work_dir {work_dir} exists and is not a directory")
     return created
 

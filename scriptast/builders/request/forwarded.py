@@ -107,25 +107,26 @@ def with_forwarded(request: Request) -> Forwarded:
     return Forwarded(msgspec.structs.replace(request, **found), frozenset(found), tuple(overruled))
 
 
-def kept_monitor_timeout(work_dir: str) -> float | None:
-    """The `monitor_timeout_seconds` trtllm-case-executor wrote into work_dir's job_spec.json
-    (a number of seconds above 0), which a re-emit keeps; None when there is none."""
+def readable_job_spec(work_dir: str) -> dict[str, Any] | None:
+    """work_dir's job_spec.json as `existing_job_spec` reads it; None also when it is not
+    a JSON object (a re-emit replaces it)."""
     try:
-        existing = existing_job_spec(work_dir)
+        return existing_job_spec(work_dir)
     except InputError:
         return None
+
+
+def kept_monitor_timeout(existing: dict[str, Any] | None) -> float | None:
+    """The `monitor_timeout_seconds` trtllm-case-executor wrote into work_dir's job_spec.json
+    (`existing`: a number of seconds above 0), which a re-emit keeps; None when there is none."""
     value = (existing or {}).get("monitor_timeout_seconds")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if 0 < value < 10**9 else None
 
 
-def kept_fields(work_dir: str) -> dict[str, Any]:
-    """The fields of work_dir's job_spec.json that emit does not write (none when there is no
-    readable one): a re-emit keeps them, in their order, after its own."""
-    try:
-        existing = existing_job_spec(work_dir)
-    except InputError:
-        return {}
+def kept_fields(existing: dict[str, Any] | None) -> dict[str, Any]:
+    """The fields of work_dir's job_spec.json (`existing`) that emit does not write (none when
+    there is no readable one): a re-emit keeps them, in their order, after its own."""
     owned = set(JobSpec.__struct_fields__)
     return {key: value for key, value in (existing or {}).items() if key not in owned}
