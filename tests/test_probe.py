@@ -102,6 +102,7 @@ def test_probe_with_recorded_commands() -> None:
     )
     assert env["errors"] == []
     assert (env["cluster_name"], env["probe"]["slurm_version"]) == ("aws-cmh-cs-001", "22.05.8")
+    assert env["max_array_size"] == 1001
     assert env["plugin_options"][:2] == [
         {"name": "container-image", "arg": "required"},
         {"name": "container-mounts", "arg": "required"},
@@ -153,6 +154,7 @@ CONFIG = """Configuration data as of 2026-12-03T22:58:17
 AccountingStorageBackupHost = (null)
 AuthType                = auth/munge
 ClusterName             = aws-cmh-cs-001
+MaxArraySize            = 1001
 MpiDefault              = none
 SLURM_VERSION           = 22.05.8
 

@@ -171,6 +171,8 @@ def probe(
             env["cluster_name"] = config["ClusterName"]
         if config.get("SLURM_VERSION"):
             env["probe"] = {"host": host.hostname, "slurm_version": config["SLURM_VERSION"]}
+        if config.get("MaxArraySize", "").isdecimal():
+            env["max_array_size"] = int(config["MaxArraySize"])
     partitions = parse_records(partitions_text)
     env["partitions"] = build_partitions(partitions, parse_records(nodes_text))
     env["default_partition"] = next(

@@ -67,6 +67,9 @@ class SlurmEnv(msgspec.Struct, frozen=True, kw_only=True):
     ssh_host: str | None = None
     probe: Probe | None = None
     plugin_options: tuple[PluginOption, ...] | None = None
+    max_array_size: int | None = None
+    """`MaxArraySize` of `scontrol show config`: a job array's indices are below it (0: the
+    cluster takes no arrays). None: not probed, and Slurm's default, 1001, is assumed."""
 
     def partition(self, name: str) -> Partition | None:
         """The partition called `name`, if any."""
