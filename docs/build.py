@@ -80,6 +80,10 @@ FIELDS = {
     "files": "`{name: sha256}` of every file written with job_spec.json (which is written "
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",
+    "array": "`emit --requests FILE --array` only: the job array the job is a task of "
+    "(`script`, the array's batch script beside the sweep file), its `index` there, the task's "
+    "`output` and `error` in work_dir (`%A` the array's job id, `%a` the index) and the "
+    "sweep file's sha256 (`sweep`). The work dir's own script still runs the job alone.",
 }
 
 RUN_READS = {

@@ -152,15 +152,16 @@ def test_a_pool_broken_while_work_is_still_handed_out_costs_no_line(
             if request == "die":
                 time.sleep(1.0)  # the worker is dead before the next line is handed out
 
-    results = list(sweep._in_pool(planned, requests(), 2, 6))
+    results = list(sweep._in_pool(planned, requests(), 2, 6, False))
     assert [number for number, _ in results] == [1, 2, 3, 4, 5, 6]
     outcomes = dict(results)
-    assert outcomes[2] is not None and "died" in outcomes[2]  # the line that kills its worker
+    died = outcomes[2]
+    assert isinstance(died, str) and "died" in died  # the line that kills its worker
     assert outcomes[4] == "bad line"
     assert [outcomes[n] for n in (1, 3, 5, 6)] == [None, None, None, None]
 
 
-def _emit_or_die(request: object) -> str | None:
+def _emit_or_die(request: object, as_task: bool = False) -> str | None:
     """A worker's emit that dies on the line "die" (module level: the pool pickles it)."""
     import os
 

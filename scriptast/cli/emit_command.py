@@ -11,6 +11,7 @@ from scriptast.cli.say import fail, one_line, warn
 
 if TYPE_CHECKING:
     from scriptast.pipeline.emit_job import Output
+    from scriptast.pipeline.sweep_arrays import Emitted
 
 
 def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
@@ -21,6 +22,8 @@ def run_emit(workflow: str | None, values: dict[str, Any]) -> None:
     if values.get("requests"):
         run_sweep_file(workflow, values)
         return
+    if values.get("array") or values.get("array_limit") is not None:
+        fail("--array groups the jobs of a sweep into job arrays: give the sweep with --requests")
     try:
         file_fields = None
         origin = "the flags"
@@ -213,6 +216,15 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     from scriptast.pipeline.sweep import read_lines, run_sweep
 
     path = values["requests"]
+    as_tasks = bool(values.get("array"))
+    limit = values.get("array_limit")
+    if limit is not None and not as_tasks:
+        fail("--array-limit limits the tasks of a job array: add --array, or drop it")
+    if limit is not None and limit < 1:
+        fail(
+            f"--array-limit {limit}: give how many tasks of an array may run at once (1 or "
+            "more), or leave it out for no limit"
+        )
     try:
         data = file_bytes(path)
     except OSError as error:
@@ -224,8 +236,11 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     total = len(lines)
     progress = sys.stderr.isatty()
     failures = 0
-    for done, (number, message) in enumerate(run_sweep(path, lines, flags), start=1):
-        if message is not None:
+    tasks: list[tuple[int, Emitted]] = []
+    for done, (number, message) in enumerate(run_sweep(path, lines, flags, as_tasks), start=1):
+        if message is not None and not isinstance(message, str):
+            tasks.append((number, message))
+        elif message is not None:
             failures += 1
             line = f"{path} line {number}: error: {message}"
             sys.stderr.write(("\r" if progress else "") + one_line(line) + "\n")
@@ -237,5 +252,14 @@ def run_sweep_file(workflow: str | None, values: dict[str, Any]) -> None:
     sys.stdout.write(
         f"Generated {total - failures} of {total} jobs from {path}; {failures} failed\n"
     )
+    if as_tasks:
+        from scriptast.errors import ScriptastError
+        from scriptast.pipeline.sweep_arrays import write_arrays
+
+        try:
+            said = write_arrays(path, data, tasks, limit)
+        except ScriptastError as error:
+            fail(str(error))
+        sys.stdout.write("".join(line + "\n" for line in said))
     if failures:
         raise SystemExit(1)

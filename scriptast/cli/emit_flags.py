@@ -197,6 +197,13 @@ def split_flags(values: dict[str, Any]) -> dict[str, Any]:
 OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
     ("request", str, "Request file (JSON, TOML or YAML); '-' reads stdin."),
     ("requests", str, "A sweep: one JSON request a line, each its own work_dir."),
+    (
+        "array",
+        bool,
+        "With --requests: also one Slurm job array a shape (partition, account, nodes, "
+        "tasks, gres, time, image, mounts), in <sweep>_arrays/ beside the sweep file.",
+    ),
+    ("array_limit", int, "With --array: at most this many tasks of an array run at once (%N)."),
     ("stdout", bool, "Print the script instead of writing files."),
     ("shell", str, "With --stdout, quote the docker command for this shell."),
     ("json", bool, "Print the result (files, job_spec) as JSON."),

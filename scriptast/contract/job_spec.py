@@ -54,6 +54,19 @@ class JobLogs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     job_name: str | None = None
 
 
+class ArrayTask(msgspec.Struct, frozen=True, kw_only=True):
+    """The Slurm job array a job is a task of (`emit --requests FILE --array`): the array's
+    batch script, the job's index in it, where the task's output goes (sbatch's `%A` for the
+    array's job id, `%a` for the index) and the sha256 of the sweep file it came from. The
+    work dir's own script still runs the job alone."""
+
+    script: str
+    index: int
+    output: str
+    error: str
+    sweep: str
+
+
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The manifest an executor reads to submit and watch the job. Scenario-specific fields
     (remote, persistent, docker) are omitted when they do not apply. `scheduler` and
@@ -101,6 +114,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     hang_pattern: str | None = None
     monitor_timeout_seconds: float | None = None
     files: dict[str, str] = {}
+    array: ArrayTask | None = None
 
     def __post_init__(self) -> None:
         check_scenario(self.execution_scenario)

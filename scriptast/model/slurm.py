@@ -23,6 +23,9 @@ from scriptast.model.slurm_time import parse_time_limit
 from scriptast.model.statements import Payload
 from scriptast.model.words import Word
 
+ARRAY_INDICES = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*(%[1-9]\d*)?")
+"""sbatch's `--array` value as scriptast writes it: indices and ranges, then `%LIMIT`."""
+
 MOUNT_FLAGS = frozenset(
     [
         "ro",
@@ -98,6 +101,12 @@ def _check_option_value(option: str, value: str | int | None, where: str) -> Non
         check_gres(text)
     elif option == "mpi":
         check_mpi_plugin(text)
+    elif option == "array" and not ARRAY_INDICES.fullmatch(text):
+        raise ModelError(
+            f"{where} --array={text} is not a list of indices and ranges (0-11, 0,3,5-7) with "
+            "an optional %LIMIT",
+            field=option,
+        )
 
 
 class SbatchDirective(Node, frozen=True, kw_only=True, tag="sbatch"):

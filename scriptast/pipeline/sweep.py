@@ -16,6 +16,7 @@ from scriptast.errors import ScriptastError
 
 if TYPE_CHECKING:
     from scriptast.builders.request.fields import Request
+    from scriptast.pipeline.sweep_arrays import Emitted
 
 SERIAL_BELOW = 32
 Line = tuple[int, str | None, str | None]
@@ -90,12 +91,23 @@ def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[
         yield number, request, None
 
 
-def emit_request(request: Request) -> str | None:
-    """Generate and write one request; the error message, or None on success."""
+def emit_request(request: Request, as_task: bool = False) -> str | Emitted | None:
+    """Generate and write one request; the error message, or None on success. `as_task`: the
+    job is to be a task of a job array, so one that cannot be is refused before anything is
+    written, and what the arrays need of it is returned."""
     from scriptast.pipeline.emit_job import generate, write_outputs
 
     try:
-        write_outputs(generate(request))
+        output = generate(request)
+        if as_task:
+            from scriptast.pipeline.sweep_arrays import emitted_task, refusal
+
+            problem = refusal(output.job_spec, request.persistent_mode)
+            if problem is not None:
+                return problem
+            write_outputs(output)
+            return emitted_task(output.job_spec, output.job.work_dir)
+        write_outputs(output)
     except ScriptastError as error:
         return str(error)
     except Exception as error:  # one line's bug must not cost the others their result
@@ -116,14 +128,14 @@ def _die_with_parent(parent: int) -> None:
 
 
 def run_sweep(
-    path: str, lines: list[Line], flags: dict[str, Any]
-) -> Iterator[tuple[int, str | None]]:
-    """(line number, error or None) for each line, in order; parallel for larger sweeps, where
+    path: str, lines: list[Line], flags: dict[str, Any], as_tasks: bool = False
+) -> Iterator[tuple[int, str | Emitted | None]]:
+    """(line number, outcome) for each line, in order; parallel for larger sweeps, where
     the workers start on the first requests while the later lines are still being read."""
     workers = min(os.cpu_count() or 1, 8)
     if len(lines) < SERIAL_BELOW or workers == 1:
         for number, request, problem in list(plan_sweep(path, lines, flags)):
-            yield number, problem if request is None else emit_request(request)
+            yield number, problem if request is None else emit_request(request, as_tasks)
         return
     planned: list[Planned] = []
 
@@ -133,7 +145,7 @@ def run_sweep(
             if entry[1] is not None:
                 yield entry[1]
 
-    yield from _in_pool(planned, requests(), workers, len(lines))
+    yield from _in_pool(planned, requests(), workers, len(lines), as_tasks)
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
@@ -145,10 +157,10 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     )
 
 
-def emit_chunk(requests: list[Request]) -> list[str | None]:
+def emit_chunk(requests: list[Request], as_tasks: bool) -> list[str | Emitted | None]:
     """A worker's task: several requests emitted one after another (a task a line costs a
     round trip to the pool each; a chunk pays it once)."""
-    return [emit_request(request) for request in requests]
+    return [emit_request(request, as_tasks) for request in requests]
 
 
 def _chunks(requests: Iterator[Request], size: int) -> Iterator[list[Request]]:
@@ -163,8 +175,8 @@ def _chunks(requests: Iterator[Request], size: int) -> Iterator[list[Request]]:
 
 
 def _in_pool(
-    planned: list[Planned], requests: Iterator[Request], workers: int, total: int
-) -> Iterator[tuple[int, str | None]]:
+    planned: list[Planned], requests: Iterator[Request], workers: int, total: int, as_tasks: bool
+) -> Iterator[tuple[int, str | Emitted | None]]:
     """The requests emitted by a pool of workers in chunks, results in line order. A worker
     that dies (killed, out of memory) breaks the pool: the lines of every chunk in flight
     then are emitted again, each alone in a pool of its own, and a line whose worker dies
@@ -174,7 +186,7 @@ def _in_pool(
     size = max(1, min(64, total // (workers * 8)))
     window = workers * 2
     pool = _pool(workers)
-    futures: deque[tuple[list[Request], Future[list[str | None]]]] = deque()
+    futures: deque[tuple[list[Request], Future[list[str | Emitted | None]]]] = deque()
     pending = _chunks(iter(requests), size)
     index = 0
 
@@ -183,17 +195,17 @@ def _in_pool(
         pool.shutdown(wait=False, cancel_futures=True)
         for position, (queued, held) in enumerate(futures):
             if not (held.done() and held.exception() is None):
-                futures[position] = (queued, _settled([_alone(r) for r in queued]))
+                futures[position] = (queued, _settled([_alone(r, as_tasks) for r in queued]))
         return _pool(workers)
 
     try:
         while True:
             while len(futures) < window and (chunk := next(pending, None)) is not None:
                 try:  # a worker killed meanwhile breaks the pool for new work too
-                    submitted = pool.submit(emit_chunk, chunk)
+                    submitted = pool.submit(emit_chunk, chunk, as_tasks)
                 except BrokenProcessPool:
                     pool = renewed()
-                    submitted = pool.submit(emit_chunk, chunk)
+                    submitted = pool.submit(emit_chunk, chunk, as_tasks)
                 futures.append((chunk, submitted))
             while index < len(planned) and planned[index][1] is None:
                 yield planned[index][0], planned[index][2]
@@ -204,7 +216,7 @@ def _in_pool(
             try:
                 outcomes = future.result()
             except BrokenProcessPool:
-                outcomes = [_alone(request) for request in chunk]
+                outcomes = [_alone(request, as_tasks) for request in chunk]
                 pool = renewed()
             for outcome in outcomes:
                 while planned[index][1] is None:  # a bad line between two good ones
@@ -216,13 +228,13 @@ def _in_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _alone(request: Request) -> str | None:
+def _alone(request: Request, as_tasks: bool) -> str | Emitted | None:
     """One request emitted in a pool of its own worker; a death there is this line's."""
     from concurrent.futures.process import BrokenProcessPool
 
     with _pool(1) as single:
         try:
-            return single.submit(emit_request, request).result()
+            return single.submit(emit_request, request, as_tasks).result()
         except BrokenProcessPool:
             return (
                 "the worker emitting this line died (killed, or out of memory), and again "
@@ -230,7 +242,7 @@ def _alone(request: Request) -> str | None:
             )
 
 
-def _settled(outcomes: list[str | None]) -> Future[list[str | None]]:
-    done: Future[list[str | None]] = Future()
+def _settled(outcomes: list[str | Emitted | None]) -> Future[list[str | Emitted | None]]:
+    done: Future[list[str | Emitted | None]] = Future()
     done.set_result(outcomes)
     return done

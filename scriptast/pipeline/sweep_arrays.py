@@ -1,0 +1,256 @@
+"""`emit --requests FILE --array`: a sweep's Slurm jobs grouped by shape into job arrays, each
+array split at the cluster's MaxArraySize, written as one batch script an array beside the
+sweep file, and each task's job_spec.json told its array and index."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from collections.abc import Sequence
+
+import msgspec
+
+from scriptast.contract.job_spec import ArrayTask, JobSpec
+from scriptast.contract.work_dir_names import JOB_SPEC
+from scriptast.errors import ScriptastError
+from scriptast.schedulers.slurm.array_script import ArrayMember, ArrayShape, array_script
+
+DEFAULT_MAX_ARRAY_SIZE = 1001
+"""Slurm's MaxArraySize when slurm_env.json does not say (`scontrol show config`)."""
+ARRAYS_MANIFEST = "arrays.json"
+"""The arrays folder's manifest: each array's script, shape and work dirs, and the files
+written, so that a later emit removes arrays it no longer writes."""
+ARRAY_PLACE = ("slurm", "local")
+"""The scheduler and transport of a job an array can hold (files here, queued by sbatch)."""
+
+
+class Emitted(msgspec.Struct, frozen=True, kw_only=True):
+    """What grouping needs of a job a sweep line wrote (a worker sends it back)."""
+
+    work_dir: str
+    member: ArrayMember
+    shape: ArrayShape
+    max_array_size: int
+    workflow: str
+
+
+class PlannedArray(msgspec.Struct, frozen=True, kw_only=True):
+    """One array to write: its name, shape, tasks in order, and the sweep lines they came from."""
+
+    name: str
+    shape: ArrayShape
+    tasks: tuple[Emitted, ...]
+    lines: tuple[int, ...]
+
+
+def refusal(spec: JobSpec, persistent_asked: bool | None) -> str | None:
+    """Why the job a sweep line resolved to cannot be a task of a job array; None when it can.
+    `persistent_asked`: the request's own persistent_mode (None: not given, and local_slurm's
+    default does not stand in an array's way)."""
+    if (spec.scheduler, spec.transport) != ARRAY_PLACE or spec.slurm_params is None:
+        return (
+            "--array writes Slurm job arrays of jobs queued by this machine's Slurm, and this "
+            f"request is {spec.execution_scenario}: emit it without --array, or in a sweep of "
+            "its own"
+        )
+    if persistent_asked:
+        return (
+            "a persistent allocation runs one job at a time as its steps, and an array is "
+            "submitted whole by sbatch: drop persistent_mode from the request, or emit it "
+            "without --array"
+        )
+    if spec.script_path is None:
+        return "the job has no batch script of its own to run as an array task"
+    return None
+
+
+def emitted_task(spec: JobSpec, work_dir: str) -> Emitted:
+    """The shape and task of a job a sweep line wrote (`refusal(spec)` is None)."""
+    slurm = spec.slurm_params
+    assert slurm is not None and spec.script_path is not None
+    env = spec.slurm_env
+    limit = env.max_array_size if env is not None and env.max_array_size is not None else None
+    return Emitted(
+        work_dir=work_dir,
+        member=ArrayMember(
+            work_dir=work_dir,
+            script=spec.script_path,
+            job_name=spec.logs.job_name or posixpath.splitext(spec.script_name)[0],
+        ),
+        shape=ArrayShape(
+            partition=slurm.partition,
+            account=slurm.account,
+            nodes=slurm.nodes,
+            ntasks=slurm.ntasks,
+            ntasks_per_node=slurm.ntasks_per_node,
+            gres=slurm.gres,
+            time_limit=slurm.time_limit,
+            image=spec.docker_image,
+            mounts=_shared_mounts(spec.container_mounts, work_dir),
+        ),
+        max_array_size=DEFAULT_MAX_ARRAY_SIZE if limit is None else limit,
+        workflow=str(spec.workflow_type),
+    )
+
+
+def _shared_mounts(mounts: str | None, work_dir: str) -> str | None:
+    """The mounts without the job's own work dir (each task's steps mount their own, which
+    the tasks of one array cannot share)."""
+    if not mounts:
+        return mounts
+    own = work_dir.rstrip("/")
+    kept = [m for m in mounts.split(",") if not (m.split(":")[0] + "/").startswith(own + "/")]
+    return ",".join(kept)
+
+
+def plan_arrays(stem: str, emitted: Sequence[tuple[int, Emitted]]) -> list[PlannedArray]:
+    """One array a shape, in the order each shape first appears; a shape with more tasks than
+    the cluster's MaxArraySize allows is split into arrays of at most that many."""
+    groups: dict[ArrayShape, list[tuple[int, Emitted]]] = {}
+    for number, task in emitted:
+        groups.setdefault(task.shape, []).append((number, task))
+    planned: list[PlannedArray] = []
+    for shape, members in groups.items():
+        size = min(task.max_array_size for _, task in members)
+        if size < 1:
+            raise ScriptastError(
+                f"the cluster takes no job arrays (MaxArraySize {size} in slurm_env.json): "
+                "emit the sweep without --array"
+            )
+        for start in range(0, len(members), size):
+            part = members[start : start + size]
+            planned.append(
+                PlannedArray(
+                    name=f"{stem}_array{len(planned)}",
+                    shape=shape,
+                    tasks=tuple(task for _, task in part),
+                    lines=tuple(number for number, _ in part),
+                )
+            )
+    return planned
+
+
+def arrays_folder(sweep_path: str) -> tuple[str, str]:
+    """The folder beside the sweep file that holds its arrays, and the arrays' name stem."""
+    absolute = posixpath.abspath(sweep_path)
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", posixpath.splitext(posixpath.basename(absolute))[0])
+    stem = stem.lstrip(".") or "sweep"
+    return posixpath.join(posixpath.dirname(absolute), f"{stem}_arrays"), stem
+
+
+def describe(planned: Sequence[PlannedArray], folder: str, limit: int | None) -> list[str]:
+    """What was written, and why there is more than one array."""
+    total = sum(len(array.tasks) for array in planned)
+    said = [
+        f"Wrote {len(planned)} job array{'s' if len(planned) != 1 else ''} for {total} jobs "
+        f"into {folder}" + (f", at most {limit} tasks of each running at once" if limit else "")
+    ]
+    for index, array in enumerate(planned):
+        shape = array.shape
+        line = (
+            f"  {array.name}.slurm: {_count(len(array.tasks), 'task')} (lines "
+            f"{_ranges(array.lines)}): partition {shape.partition}, "
+            f"{_count(shape.nodes, 'node')}, {_count(shape.ntasks, 'Slurm task')}, "
+            f"gres {shape.gres or 'none'}, time {shape.time_limit}"
+        )
+        workflows = sorted({task.workflow for task in array.tasks})
+        if len(workflows) > 1:
+            line += f"; workflows {', '.join(workflows)} share this shape"
+        earlier = next((a for a in planned[:index] if a.shape == shape), None)
+        if earlier is not None:
+            line += (
+                f"; split from {earlier.name}: the cluster's MaxArraySize is "
+                f"{min(t.max_array_size for t in array.tasks)}"
+            )
+        elif index:
+            differs = [SAID.get(name, name) for name in planned[0].shape.differences(shape)]
+            line += f"; apart from {planned[0].name}: its {', '.join(differs)} differ"
+        said.append(line)
+    return said
+
+
+SAID = {"ntasks": "--ntasks", "ntasks_per_node": "--ntasks-per-node", "time_limit": "time"}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    parts: list[str] = []
+    start = previous = numbers[0]
+    for number in [*numbers[1:], None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if number is not None:
+            start = previous = number
+    return ",".join(parts)
+
+
+def write_arrays(
+    sweep_path: str, sweep_bytes: bytes, emitted: Sequence[tuple[int, Emitted]], limit: int | None
+) -> list[str]:
+    """Write each array's script and the folder's manifest, then tell each task's job_spec.json
+    its array; the lines that say what was written."""
+    from scriptast.pipeline.verified_emit import emit
+    from scriptast.workdir.write import OutputFile, write_all
+
+    if not emitted:
+        return ["Wrote no job array: no line of the sweep gave a job"]
+    folder, stem = arrays_folder(sweep_path)
+    planned = plan_arrays(stem, emitted)
+    files: list[OutputFile] = []
+    manifest: list[dict[str, object]] = []
+    for array in planned:
+        script = array_script(
+            array.name, folder, array.shape, [t.member for t in array.tasks], limit
+        )
+        path = posixpath.join(folder, f"{array.name}.slurm")
+        files.append(OutputFile(path, emit(script), executable=True))
+        manifest.append(
+            {
+                "script": path,
+                "shape": msgspec.to_builtins(array.shape),
+                "limit": limit,
+                "work_dirs": [t.work_dir for t in array.tasks],
+            }
+        )
+    digests = {
+        posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
+    }
+    sweep_digest = hashlib.sha256(sweep_bytes).hexdigest()
+    record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
+    text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
+    files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
+    write_all(folder, files, spec=ARRAYS_MANIFEST)
+    for array in planned:
+        script_path = posixpath.join(folder, f"{array.name}.slurm")
+        for index, task in enumerate(array.tasks):
+            _tell_task(task, ArrayTask(
+                script=script_path,
+                index=index,
+                output=task.member.log(".out"),
+                error=task.member.log(".err"),
+                sweep=sweep_digest,
+            ))  # fmt: skip
+    return describe(planned, folder, limit)
+
+
+def _tell_task(task: Emitted, array: ArrayTask) -> None:
+    """The task's job_spec.json with its `array` (the last of emit's own fields, before the
+    fields emit keeps for another writer), replaced whole."""
+    from scriptast.workdir.files import regular_bytes
+    from scriptast.workdir.write import OutputFile, write_all
+
+    path = posixpath.join(task.work_dir, JOB_SPEC)
+    fields = json.loads(regular_bytes(path))
+    owned = set(JobSpec.__struct_fields__)
+    updated = {k: v for k, v in fields.items() if k in owned and k != "array"}
+    updated["array"] = msgspec.to_builtins(array)
+    updated.update({k: v for k, v in fields.items() if k not in owned})
+    text = msgspec.json.format(msgspec.json.encode(updated), indent=2).decode() + "\n"
+    write_all(task.work_dir, [OutputFile(path, text)])

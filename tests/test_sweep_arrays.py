@@ -1,0 +1,245 @@
+"""`emit --requests FILE --array`: one Slurm job array a shape, split at MaxArraySize, each task
+told its array and index, refusals per line, bad flags refused with nothing written, and the
+arrays run under the loopback Slurm with each task's log in its own work dir."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scriptast.pipeline.sweep_arrays import Emitted, describe, plan_arrays
+from scriptast.schedulers.slurm.array_script import ArrayMember, ArrayShape
+from tests.slurm_cluster import Cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
+
+
+def bench_line(work: Path, index: int, tp: int, **changes: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = json.loads((ROOT / "examples/bench_local_slurm.json").read_text())
+    fields.update(
+        work_dir=str(work / f"job{index:02d}"),
+        bench_cmd=f"trtllm-bench --model org/M{index} throughput --tp {tp}",
+    )
+    fields.update(changes)
+    return fields
+
+
+def write_sweep(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def emit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SCRIPTAST, "emit", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def spec(work_dir: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((work_dir / "job_spec.json").read_text())
+    return found
+
+
+def test_a_sweep_of_two_shapes_is_two_arrays_and_each_task_knows_its_index(
+    tmp_path: Path,
+) -> None:
+    lines = [bench_line(tmp_path, i, tp=1 + i % 2) for i in range(12)]
+    sweep = write_sweep(tmp_path / "tp.jsonl", lines)
+    result = emit("--requests", str(sweep), "--array", "--array-limit", "4")
+    assert result.returncode == 0, result.stderr
+    folder = tmp_path / "tp_arrays"
+    assert f"Wrote 2 job arrays for 12 jobs into {folder}, at most 4 tasks" in result.stdout
+    assert "tp_array1.slurm: 6 tasks (lines 2,4,6,8,10,12)" in result.stdout
+    assert "apart from tp_array0: its --ntasks, --ntasks-per-node, gres differ" in result.stdout
+    digest = hashlib.sha256(sweep.read_bytes()).hexdigest()
+    for name, members in (("tp_array0", range(0, 12, 2)), ("tp_array1", range(1, 12, 2))):
+        script = (folder / f"{name}.slurm").read_text()
+        assert "#SBATCH --array=0-5%4\n" in script
+        expected_gres = "gpu:1" if name == "tp_array0" else "gpu:2"
+        assert f"#SBATCH --gres={expected_gres}\n" in script
+        for index, line in enumerate(members):
+            work_dir = tmp_path / f"job{line:02d}"
+            task = spec(work_dir)["array"]
+            assert (task["script"], task["index"], task["sweep"]) == (
+                str(folder / f"{name}.slurm"),
+                index,
+                digest,
+            )
+            own = spec(work_dir)["script_path"]
+            assert f"= {index} ]; then\n    exec bash {own} > {work_dir}/" in script
+            assert task["output"] == f"{Path(own).with_suffix('')}_%A_%a.out"
+        assert subprocess.run(["bash", "-n", str(folder / f"{name}.slurm")]).returncode == 0
+    manifest = json.loads((folder / "arrays.json").read_text())
+    assert [len(a["work_dirs"]) for a in manifest["arrays"]] == [6, 6]
+    assert manifest["sweep_sha256"] == digest
+
+
+def test_a_sweep_above_max_array_size_is_split_and_said(tmp_path: Path) -> None:
+    env = json.loads((ROOT / "examples/slurm_env.json").read_text())
+    (tmp_path / "slurm_env.json").write_text(json.dumps({**env, "max_array_size": 5}))
+    lines = [
+        bench_line(tmp_path, i, tp=2, slurm_env_file=str(tmp_path / "slurm_env.json"))
+        for i in range(12)
+    ]
+    result = emit("--requests", str(write_sweep(tmp_path / "big.jsonl", lines)), "--array")
+    assert result.returncode == 0, result.stderr
+    assert "Wrote 3 job arrays for 12 jobs" in result.stdout
+    assert "big_array1.slurm: 5 tasks (lines 6-10)" in result.stdout
+    assert "split from big_array0: the cluster's MaxArraySize is 5" in result.stdout
+    folder = tmp_path / "big_arrays"
+    sizes = [
+        re.findall(r"--array=(\S+)", (folder / f"big_array{k}.slurm").read_text()) for k in range(3)
+    ]
+    assert sizes == [["0-4"], ["0-4"], ["0-1"]]
+    assert spec(tmp_path / "job11")["array"]["index"] == 1
+
+
+def test_a_re_emit_with_fewer_shapes_removes_the_arrays_it_no_longer_writes(
+    tmp_path: Path,
+) -> None:
+    sweep = tmp_path / "s.jsonl"
+    write_sweep(sweep, [bench_line(tmp_path, i, tp=1 + i % 2) for i in range(4)])
+    assert emit("--requests", str(sweep), "--array").returncode == 0
+    assert (tmp_path / "s_arrays/s_array1.slurm").exists()
+    write_sweep(sweep, [bench_line(tmp_path, i, tp=2) for i in range(4)])
+    result = emit("--requests", str(sweep), "--array")
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / "s_arrays/s_array1.slurm").exists()
+    assert spec(tmp_path / "job00")["array"]["index"] == 0
+
+
+def test_a_line_that_cannot_be_an_array_task_fails_alone_and_is_not_written(
+    tmp_path: Path,
+) -> None:
+    docker: dict[str, Any] = json.loads((ROOT / "examples/bench_local_docker.json").read_text())
+    lines = [
+        bench_line(tmp_path, 0, tp=2),
+        {**docker, "work_dir": str(tmp_path / "docker")},
+        bench_line(tmp_path, 2, tp=2, persistent_mode=True),
+        bench_line(tmp_path, 3, tp=2),
+    ]
+    result = emit("--requests", str(write_sweep(tmp_path / "m.jsonl", lines)), "--array")
+    assert result.returncode == 1
+    errors = result.stderr.splitlines()
+    assert errors[0].startswith(f"{tmp_path}/m.jsonl line 2: error: --array writes Slurm job")
+    assert "and this request is local_docker" in errors[0]
+    assert errors[1].startswith(f"{tmp_path}/m.jsonl line 3: error: a persistent allocation")
+    assert not (tmp_path / "docker").exists() and not (tmp_path / "job02").exists()
+    assert "Wrote 1 job array for 2 jobs" in result.stdout
+    assert spec(tmp_path / "job03")["array"]["index"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--array-limit", "0"], "error: --array-limit 0: give how many tasks"),
+        (["--array-limit", "-3"], "error: --array-limit -3: give how many tasks"),
+        ([], None),
+    ],
+    ids=["zero", "negative", "without-array"],
+)
+def test_a_bad_array_limit_is_refused_and_nothing_is_written(
+    tmp_path: Path, args: list[str], said: str | None
+) -> None:
+    sweep = write_sweep(tmp_path / "s.jsonl", [bench_line(tmp_path, 0, tp=2)])
+    if said is None:  # --array-limit without --array
+        result = emit("--requests", str(sweep), "--array-limit", "2")
+        said = "error: --array-limit limits the tasks of a job array: add --array"
+    else:
+        result = emit("--requests", str(sweep), "--array", *args)
+    assert (result.returncode, result.stderr.splitlines()) == (1, [result.stderr.strip()])
+    assert result.stderr.startswith(said)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_array_without_a_sweep_is_refused(tmp_path: Path) -> None:
+    result = emit(
+        "--request", str(ROOT / "examples/bench_local_slurm.json"), "--array",
+        "--work-dir", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --array groups the jobs of a sweep into job arrays")
+    assert not (tmp_path / "w").exists()
+
+
+def _task(line: int, workflow: str, shape: ArrayShape, limit: int = 1001) -> tuple[int, Emitted]:
+    member = ArrayMember(work_dir=f"/w/{line}", script=f"/w/{line}/j.slurm", job_name="j")
+    return line, Emitted(
+        work_dir=f"/w/{line}", member=member, shape=shape, max_array_size=limit, workflow=workflow
+    )
+
+
+SHAPE = ArrayShape(
+    partition="batch", account="a", nodes=1, ntasks=2, ntasks_per_node=2, gres="gpu:2",
+    time_limit="01:00:00", image="img", mounts=None,
+)  # fmt: skip
+
+
+def test_workflows_of_one_shape_share_an_array_and_it_is_said() -> None:
+    tasks = [_task(1, "bench", SHAPE), _task(2, "custom", SHAPE), _task(3, "bench", SHAPE)]
+    planned = plan_arrays("s", tasks)
+    assert [(a.name, a.lines) for a in planned] == [("s_array0", (1, 2, 3))]
+    said = describe(planned, "/f", None)
+    assert said[1].endswith("; workflows bench, custom share this shape")
+
+
+def test_a_shape_the_cluster_takes_no_arrays_of_is_an_error() -> None:
+    from scriptast.errors import ScriptastError
+
+    with pytest.raises(ScriptastError, match=r"takes no job arrays \(MaxArraySize 0"):
+        plan_arrays("s", [_task(1, "bench", SHAPE, limit=0)])
+
+
+@pytest.mark.slurm
+def test_each_array_runs_under_slurm_with_each_tasks_log_in_its_work_dir(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    """Two partitions, two arrays; task i runs work dir i's own script, its output there."""
+    base: dict[str, Any] = json.loads((ROOT / "examples/custom_local_slurm.json").read_text())
+    lines = [
+        {
+            **base,
+            "work_dir": str(tmp_path / f"job{i}"),
+            "custom_cmd": f"echo task-{i}-says-hello",
+            "partition": "batch" if i % 2 else "short",
+            "account": "root",
+            "install": False,
+            "time_limit": "00:20:00",
+        }
+        for i in range(4)
+    ]
+    env_file = tmp_path / "slurm_env.json"
+    probed = subprocess.run(
+        [SCRIPTAST, "probe-slurm", "-o", str(env_file)], env=cluster.env(), capture_output=True
+    )
+    assert probed.returncode == 0, probed.stderr
+    for line in lines:
+        line["slurm_env_file"] = str(env_file)
+    result = emit("--requests", str(write_sweep(tmp_path / "two.jsonl", lines)), "--array")
+    assert result.returncode == 0, result.stderr
+    assert "Wrote 2 job arrays for 4 jobs" in result.stdout
+    for name in ("two_array0", "two_array1"):
+        submitted = cluster.run("sbatch", "--parsable", str(tmp_path / f"two_arrays/{name}.slurm"))
+        assert submitted.returncode == 0, submitted.stderr
+        array_id = submitted.stdout.strip().split(";")[0]
+        members = json.loads((tmp_path / "two_arrays/arrays.json").read_text())["arrays"]
+        work_dirs = next(a["work_dirs"] for a in members if a["script"].endswith(f"{name}.slurm"))
+        for index, work_dir in enumerate(work_dirs):
+            task = spec(Path(work_dir))["array"]
+            log = Path(task["output"].replace("%A", array_id).replace("%a", str(index)))
+            deadline = time.monotonic() + 120
+            while "finished with exit code" not in (log.read_text() if log.exists() else ""):
+                assert time.monotonic() < deadline, f"no end in {log}"
+                time.sleep(0.5)
+            said = log.read_text()
+            assert f"task-{Path(work_dir).name[3:]}-says-hello" in said
+            assert "finished with exit code 0" in said
