@@ -83,6 +83,20 @@ def test_a_sweep_of_two_shapes_is_two_arrays_and_each_task_knows_its_index(
     assert manifest["sweep_sha256"] == digest
 
 
+def test_a_large_sweep_tells_every_task_its_index_from_a_pool(tmp_path: Path) -> None:
+    from scriptast.pipeline.sweep import SERIAL_BELOW
+
+    count = SERIAL_BELOW + 8
+    lines = [bench_line(tmp_path, i, tp=1 + i % 2) for i in range(count)]
+    result = emit("--requests", str(write_sweep(tmp_path / "p.jsonl", lines)), "--array")
+    assert result.returncode == 0, result.stderr
+    assert "p_array0.slurm: 20 tasks (lines 1,3,5,7,9,11,...)" in result.stdout
+    for line in range(count):
+        task = spec(tmp_path / f"job{line:02d}")["array"]
+        assert (Path(task["script"]).name, task["index"]) == (f"p_array{line % 2}.slurm", line // 2)
+    assert not list(tmp_path.glob("job*/.scriptast-*"))
+
+
 def test_a_sweep_above_max_array_size_is_split_and_said(tmp_path: Path) -> None:
     env = json.loads((ROOT / "examples/slurm_env.json").read_text())
     (tmp_path / "slurm_env.json").write_text(json.dumps({**env, "max_array_size": 5}))

@@ -493,3 +493,26 @@ def test_a_file_created_anew_replaces_what_stood_there_and_writes_through_no_lin
     os.close(descriptor)
     assert not path.is_symlink() and path.read_text() == "new\n"
     assert target.read_text() == "not ours\n" and not (tmp_path / "gone").exists()
+
+
+def test_one_file_is_replaced_whole_under_the_lock_and_nothing_else_is_touched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scriptast.workdir.write import OutputFile, replace_one
+
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "job_spec.json").write_text("old\n")
+    (work / "other.txt").write_text("kept\n")
+    replace_one(str(work), OutputFile(str(work / "job_spec.json"), "new\n"))
+    assert snapshot_dir(work) == {"job_spec.json": b"new\n", "other.txt": b"kept\n"}
+    assert (work / "job_spec.json").stat().st_mode & 0o777 == 0o644
+    descriptor = os.open(work, os.O_RDONLY)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)  # another emit holds the work dir
+    monkeypatch.setenv("SCRIPTAST_LOCK_TIMEOUT", "0.1")
+    try:
+        with pytest.raises(WriteError, match="still holds its lock"):
+            replace_one(str(work), OutputFile(str(work / "job_spec.json"), "newer\n"))
+    finally:
+        os.close(descriptor)
+    assert snapshot_dir(work) == {"job_spec.json": b"new\n", "other.txt": b"kept\n"}

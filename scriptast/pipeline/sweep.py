@@ -148,7 +148,8 @@ def run_sweep(
     yield from _in_pool(planned, requests(), workers, len(lines), as_tasks)
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Forked workers that die with this process."""
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("fork"),
@@ -185,7 +186,7 @@ def _in_pool(
 
     size = max(1, min(64, total // (workers * 8)))
     window = workers * 2
-    pool = _pool(workers)
+    pool = worker_pool(workers)
     futures: deque[tuple[list[Request], Future[list[str | Emitted | None]]]] = deque()
     pending = _chunks(iter(requests), size)
     index = 0
@@ -196,7 +197,7 @@ def _in_pool(
         for position, (queued, held) in enumerate(futures):
             if not (held.done() and held.exception() is None):
                 futures[position] = (queued, _settled([_alone(r, as_tasks) for r in queued]))
-        return _pool(workers)
+        return worker_pool(workers)
 
     try:
         while True:
@@ -232,7 +233,7 @@ def _alone(request: Request, as_tasks: bool) -> str | Emitted | None:
     """One request emitted in a pool of its own worker; a death there is this line's."""
     from concurrent.futures.process import BrokenProcessPool
 
-    with _pool(1) as single:
+    with worker_pool(1) as single:
         try:
             return single.submit(emit_request, request, as_tasks).result()
         except BrokenProcessPool:

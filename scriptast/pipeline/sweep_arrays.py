@@ -4,11 +4,13 @@ sweep file, and each task's job_spec.json told its array and index."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
@@ -174,6 +176,10 @@ def describe(planned: Sequence[PlannedArray], folder: str, limit: int | None) ->
 SAID = {"ntasks": "--ntasks", "ntasks_per_node": "--ntasks-per-node", "time_limit": "time"}
 
 
+RANGES_SHOWN = 6
+"""The line ranges an array's summary names before it says `...`."""
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
@@ -188,6 +194,8 @@ def _ranges(numbers: Sequence[int]) -> str:
         parts.append(str(start) if start == previous else f"{start}-{previous}")
         if number is not None:
             start = previous = number
+    if len(parts) > RANGES_SHOWN:
+        return ",".join(parts[:RANGES_SHOWN]) + ",..."
     return ",".join(parts)
 
 
@@ -203,54 +211,87 @@ def write_arrays(
         return ["Wrote no job array: no line of the sweep gave a job"]
     folder, stem = arrays_folder(sweep_path)
     planned = plan_arrays(stem, emitted)
-    files: list[OutputFile] = []
-    manifest: list[dict[str, object]] = []
-    for array in planned:
-        script = array_script(
-            array.name, folder, array.shape, [t.member for t in array.tasks], limit
-        )
-        path = posixpath.join(folder, f"{array.name}.slurm")
-        files.append(OutputFile(path, emit(script), executable=True))
-        manifest.append(
-            {
-                "script": path,
-                "shape": msgspec.to_builtins(array.shape),
-                "limit": limit,
-                "work_dirs": [t.work_dir for t in array.tasks],
-            }
-        )
-    digests = {
-        posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
-    }
     sweep_digest = hashlib.sha256(sweep_bytes).hexdigest()
-    record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
-    text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
-    files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
-    write_all(folder, files, spec=ARRAYS_MANIFEST)
-    for array in planned:
-        script_path = posixpath.join(folder, f"{array.name}.slurm")
-        for index, task in enumerate(array.tasks):
-            _tell_task(task, ArrayTask(
-                script=script_path,
+    told = [
+        (
+            task.work_dir,
+            ArrayTask(
+                script=posixpath.join(folder, f"{array.name}.slurm"),
                 index=index,
                 output=task.member.log(".out"),
                 error=task.member.log(".err"),
                 sweep=sweep_digest,
-            ))  # fmt: skip
+            ),
+        )
+        for array in planned
+        for index, task in enumerate(array.tasks)
+    ]
+    with _telling(told) as finished:  # the tasks are told while the arrays are written
+        files: list[OutputFile] = []
+        manifest: list[dict[str, object]] = []
+        for array in planned:
+            members = [t.member for t in array.tasks]
+            path = posixpath.join(folder, f"{array.name}.slurm")
+            script = array_script(array.name, folder, array.shape, members, limit)
+            files.append(OutputFile(path, emit(script), executable=True))
+            manifest.append(
+                {
+                    "script": path,
+                    "shape": msgspec.to_builtins(array.shape),
+                    "limit": limit,
+                    "work_dirs": [t.work_dir for t in array.tasks],
+                }
+            )
+        digests = {
+            posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
+        }
+        record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
+        text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
+        files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
+        write_all(folder, files, spec=ARRAYS_MANIFEST)
+        finished()
     return describe(planned, folder, limit)
 
 
-def _tell_task(task: Emitted, array: ArrayTask) -> None:
+@contextlib.contextmanager
+def _telling(told: list[tuple[str, ArrayTask]]) -> Iterator[Callable[[], None]]:
+    """Each work dir's job_spec.json told its array, by a pool of workers for a large sweep
+    (while the caller goes on), one after another for a small one; yields the wait for them,
+    which raises the first error."""
+    from scriptast.pipeline.sweep import SERIAL_BELOW, worker_pool
+
+    workers = min(os.cpu_count() or 1, 8)
+    if len(told) < SERIAL_BELOW or workers == 1:
+        yield lambda: tell_tasks(told)
+        return
+    size = max(1, len(told) // (workers * 4))
+    with worker_pool(workers) as pool:
+        futures = [pool.submit(tell_tasks, told[i : i + size]) for i in range(0, len(told), size)]
+
+        def wait() -> None:
+            for future in futures:
+                future.result()
+
+        yield wait
+
+
+def tell_tasks(told: list[tuple[str, ArrayTask]]) -> None:
+    """A worker's share of `_telling`."""
+    for work_dir, task in told:
+        tell_task(work_dir, task)
+
+
+def tell_task(work_dir: str, array: ArrayTask) -> None:
     """The task's job_spec.json with its `array` (the last of emit's own fields, before the
     fields emit keeps for another writer), replaced whole."""
     from scriptast.workdir.files import regular_bytes
-    from scriptast.workdir.write import OutputFile, write_all
+    from scriptast.workdir.write import OutputFile, replace_one
 
-    path = posixpath.join(task.work_dir, JOB_SPEC)
+    path = posixpath.join(work_dir, JOB_SPEC)
     fields = json.loads(regular_bytes(path))
     owned = set(JobSpec.__struct_fields__)
     updated = {k: v for k, v in fields.items() if k in owned and k != "array"}
     updated["array"] = msgspec.to_builtins(array)
     updated.update({k: v for k, v in fields.items() if k not in owned})
     text = msgspec.json.format(msgspec.json.encode(updated), indent=2).decode() + "\n"
-    write_all(task.work_dir, [OutputFile(path, text)])
+    replace_one(work_dir, OutputFile(path, text))

@@ -97,6 +97,30 @@ def write_all(work_dir: str, files: Sequence[FileToWrite], *, spec: str = "") ->
         raise
 
 
+def replace_one(work_dir: str, item: FileToWrite) -> None:
+    """Replace one file of an existing work_dir under its lock: a temporary beside it, then one
+    rename, which leaves either the old file or the new, so no journal or backup is needed."""
+    from scriptast.common.new_files import created_anew
+
+    with _signals_held() as pending, _locked(work_dir, pending):
+        folder, name = posixpath.split(item.path)
+        temporary = posixpath.join(folder, f"{TEMP_PREFIX}new-{os.getpid()}-{name}"[:255])
+        try:
+            mode = 0o755 if item.executable else 0o644
+            descriptor = created_anew(temporary, mode)
+            with os.fdopen(descriptor, "wb") as stream:
+                os.fchmod(stream.fileno(), mode)  # the mode whatever the umask
+                stream.write(item.text.encode("utf-8"))
+            interrupted(pending, work_dir)
+            os.replace(temporary, item.path)
+        except BaseException as error:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            if isinstance(error, OSError):
+                raise WriteError(f"cannot write {item.path}: {error.strerror}") from None
+            raise
+
+
 @contextlib.contextmanager
 def work_dir_held(work_dir: str) -> Iterator[Pending]:
     """work_dir created if missing, locked against other emits, SIGINT/SIGTERM/SIGHUP only
