@@ -113,6 +113,10 @@ RUN_READS = {
     "docker_cmd": "Its `--name`: the one container `cancel` and Ctrl-C kill.",
     "log_file": "Where docker_cmd.sh's output goes.",
     "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",
+    "array": "The tasks given of one array are submitted with one sbatch (`--array` names "
+    "their indices and limit), once the array script's sha256 is checked; each task is "
+    "followed as `ARRAY_INDEX` in the shared poll, its logs read in its work dir, and `cancel` "
+    "cancels that task alone. `--persistent` is refused for a task.",
     "work_dir": "The folder the job belongs to: a job_spec.json in another folder (a copy, "
     "or a moved work dir) is refused, so it never runs, watches or cancels the original's job. "
     "The script, extra files and logs must lie inside it (remote logs inside remote_work_dir) "

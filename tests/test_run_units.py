@@ -255,6 +255,35 @@ def test_a_job_the_queue_leaves_out_is_asked_about_again() -> None:
     assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": down})).queue(["9"]) is None
 
 
+def test_an_array_task_is_followed_by_its_array_id_and_index() -> None:
+    """squeue's `--array` shows each task on its own line, named `ARRAY_INDEX` (its own job id
+    apart, a pending task's being the array's); scontrol names a task by its array and index;
+    a task cancelled while pending is dropped whole by the controller (`Job A_I not found`),
+    which is its end, not an unknown."""
+    rows = "9_0|RUNNING|None|0:08|4:52|n1|0|0|\n9_3|PENDING|JobArrayTaskLimit|0:00|5:00||0|0|\n"
+    transport = FakeTransport({"squeue": Completed(code=0, out=rows, err="")})
+    found = SlurmClient(transport).queue(["9_3", "9_0"])
+    assert found is not None and (found["9_0"].state, found["9_3"].reason) == (
+        "RUNNING", "JobArrayTaskLimit")  # fmt: skip
+    asked = transport.calls[0]
+    assert "--array" in asked and asked[asked.index("--jobs") + 1] == "9_0,9_3"
+    assert asked[asked.index("--Format") + 1].startswith("JobArrayID:|,")
+    shown = (
+        "JobId=12 ArrayJobId=9 ArrayTaskId=2 JobName=s_array0\n"
+        "   JobState=RUNNING Reason=None Dependency=(null)\n"
+    )
+    empty = Completed(code=0, out="", err="")
+    client = SlurmClient(FakeTransport({"squeue": empty, "scontrol": Completed(0, shown, "")}))
+    again = client.queue(["9_2"])
+    assert again is not None and again["9_2"].state == "RUNNING"
+    other = SlurmClient(FakeTransport({"squeue": empty, "scontrol": Completed(0, shown, "")}))
+    assert other.queue(["9_20"]) is None  # another task's answer is not this one's
+    dropped = Completed(code=1, out="Job 9_5 not found\n", err="")
+    assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": dropped})).queue(["9_5"]) == {}
+    unsure = Completed(code=1, out="Job 9_6 not found\n", err="")
+    assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": unsure})).queue(["9_5"]) is None
+
+
 def _job(tmp_path: Path, name: str) -> LoadedJob:
     from scriptast.contract.job_spec import JobLogs, JobSpec
 

@@ -84,7 +84,7 @@ def test_a_sweep_of_two_shapes_is_two_arrays_and_each_task_knows_its_index(
 
 
 def test_a_large_sweep_tells_every_task_its_index_from_a_pool(tmp_path: Path) -> None:
-    from scriptast.pipeline.sweep import SERIAL_BELOW
+    from scriptast.pipeline.worker_pool import SERIAL_BELOW
 
     count = SERIAL_BELOW + 8
     lines = [bench_line(tmp_path, i, tp=1 + i % 2) for i in range(count)]
@@ -257,3 +257,97 @@ def test_each_array_runs_under_slurm_with_each_tasks_log_in_its_work_dir(
             said = log.read_text()
             assert f"task-{Path(work_dir).name[3:]}-says-hello" in said
             assert "finished with exit code 0" in said
+
+
+def custom_sweep(tmp_path: Path, cluster: Cluster, commands: list[str]) -> list[Path]:
+    """A sweep of custom jobs on the loopback cluster, its arrays emitted: the work dirs. Even
+    lines go to partition short, odd ones to batch (two shapes)."""
+    base: dict[str, Any] = json.loads((ROOT / "examples/custom_local_slurm.json").read_text())
+    env_file = tmp_path / "slurm_env.json"
+    probed = subprocess.run(
+        [SCRIPTAST, "probe-slurm", "-o", str(env_file)], env=cluster.env(), capture_output=True
+    )
+    assert probed.returncode == 0, probed.stderr
+    lines = [
+        {
+            **base,
+            "work_dir": str(tmp_path / f"job{i:02d}"),
+            "custom_cmd": command,
+            "partition": "batch" if i % 2 else "short",
+            "account": "root",
+            "install": False,
+            "time_limit": "00:20:00",
+            "slurm_env_file": str(env_file),
+        }
+        for i, command in enumerate(commands)
+    ]
+    result = emit("--requests", str(write_sweep(tmp_path / "cs.jsonl", lines)), "--array")
+    assert result.returncode == 0, result.stderr
+    return [Path(line["work_dir"]) for line in lines]
+
+
+def scriptast_on(cluster: Cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SCRIPTAST, *args], capture_output=True, text=True, env=cluster.env(), timeout=600
+    )
+
+
+def record(work_dir: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((work_dir / "run.json").read_text())
+    return found
+
+
+@pytest.mark.slurm
+def test_run_submits_one_sbatch_an_array_and_judges_every_task(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    commands = [f"echo task-{i}-done" for i in range(12)]
+    commands[5] = "echo task-5-fails; exit 3"
+    work_dirs = custom_sweep(tmp_path, cluster, commands)
+    dry = scriptast_on(cluster, "run", "--dry-run", *map(str, work_dirs))
+    assert dry.stdout.splitlines() == [
+        f"sbatch --parsable --array=0-5 {tmp_path}/cs_arrays/cs_array{k}.slurm" for k in (0, 1)
+    ]
+    result = scriptast_on(cluster, "run", "--no-store", *map(str, work_dirs))
+    assert result.returncode == 10, result.stderr  # the worst verdict: FAILED
+    records = [record(w) for w in work_dirs]
+    assert {r["launch"] for r in records} == {"array"}
+    arrays = {r["job_id"].split("_")[0] for r in records}
+    assert len(arrays) == 2  # one sbatch an array
+    for line, (work_dir, each) in enumerate(zip(work_dirs, records, strict=True)):
+        assert each["job_id"].endswith(f"_{line // 2}")
+        assert each["out_log"].startswith(f"{work_dir}/")
+        if line == 5:
+            assert (each["verdict"], each["exit_code"]) == ("FAILED", 3)
+            assert "task-5-fails" in Path(each["out_log"]).read_text()
+        else:
+            assert (each["verdict"], each["exit_code"]) == ("PASSED", 0)
+            assert f"task-{line}-done" in Path(each["out_log"]).read_text()
+    rows = [line for line in result.stdout.splitlines() if str(tmp_path) in line]
+    assert f"FAILED  {work_dirs[5]}" in result.stdout
+    assert [row.split()[0] for row in rows if row.split()[0] in ("PASSED", "FAILED")].count(
+        "PASSED"
+    ) == 11
+    assert result.stdout.rstrip().endswith("1 FAILED, 11 PASSED")
+
+
+@pytest.mark.slurm
+def test_cancel_of_one_task_cancels_only_it(tmp_path: Path, cluster: Cluster) -> None:
+    work_dirs = custom_sweep(tmp_path, cluster, ["sleep 300"] * 3)[0::2]  # short's two tasks
+    detached = scriptast_on(cluster, "run", "--no-store", "--detach", *map(str, work_dirs))
+    assert detached.returncode == 0, detached.stderr
+    first, second = (record(w)["job_id"] for w in work_dirs)
+    try:
+        cancelled = subprocess.run(
+            [SCRIPTAST, "cancel", str(work_dirs[1])], capture_output=True, text=True,
+            env=cluster.env(SCRIPTAST_RESULTS=str(tmp_path / "results.db")), timeout=300,
+        )  # fmt: skip
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert record(work_dirs[1])["verdict"] == "CANCELLED"
+        shown = cluster.run("squeue", "--noheader", "--array", "--jobs", f"{first},{second}",
+                            "--Format", "JobArrayID:|,State:|")  # fmt: skip
+        states = dict(line.strip().split("|")[:2] for line in shown.stdout.splitlines())
+        assert states.get(first) in ("PENDING", "RUNNING"), shown.stdout
+        assert states.get(second, "CANCELLED") == "CANCELLED", shown.stdout
+    finally:
+        cluster.run("scancel", first.split("_")[0])

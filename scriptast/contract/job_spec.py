@@ -56,12 +56,16 @@ class JobLogs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 class ArrayTask(msgspec.Struct, frozen=True, kw_only=True):
     """The Slurm job array a job is a task of (`emit --requests FILE --array`): the array's
-    batch script, the job's index in it, where the task's output goes (sbatch's `%A` for the
-    array's job id, `%a` for the index) and the sha256 of the sweep file it came from. The
-    work dir's own script still runs the job alone."""
+    batch script (its sha256, its job name and how many of its tasks run at once), the job's
+    index in it, where the task's output goes (sbatch's `%A` for the array's job id, `%a` for
+    the index) and the sha256 of the sweep file it came from. The work dir's own script still
+    runs the job alone."""
 
     script: str
+    script_sha256: str
+    name: str
     index: int
+    limit: int | None = None
     output: str
     error: str
     sweep: str

@@ -89,9 +89,10 @@ class Attempt(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     finished_at: str | None = None
 
 
-Launch = Literal["batch", "step", "process", "remote"]
+Launch = Literal["batch", "step", "process", "array", "remote"]
 """How run launched a job: a batch job in the scheduler's queue, a step of a persistent
-allocation, or a process on this machine; each at this machine or on a cluster reached over a
+allocation, a process on this machine, or a task of a job array submitted whole (`job_id` is
+then `ARRAY_INDEX`); each at this machine or on a cluster reached over a
 transport (`remote_host` says which). "remote" is read in records of an older scriptast, which
 wrote it for either kind on a cluster; it is never written now."""
 

@@ -33,10 +33,17 @@ def check_ours(
     submitted = as_submitted(job)
     folder = submitted.folder
     why = _malformed(record)
+    task = job.spec.array if record.launch == "array" else None
+    if why is None and task is not None and not (record.job_id or "").endswith(f"_{task.index}"):
+        why = f"task {task.index} of job array {task.name} is ARRAY_{task.index}"
     if why is None and record.job_id and record.pid is None and client is not None:
-        digest = job.spec.files.get(posixpath.relpath(job.script, job.work_dir))
-        why = client.not_ours(record.job_id, name=submitted.name, script=submitted.script,
-                              script_sha256=digest)  # fmt: skip
+        digest: str | None
+        if task is not None:  # a task of a job array: the array's name and script
+            name, script, digest = task.name, task.script, task.script_sha256
+        else:
+            name, script = submitted.name, submitted.script
+            digest = job.spec.files.get(posixpath.relpath(job.script, job.work_dir))
+        why = client.not_ours(record.job_id, name=name, script=script, script_sha256=digest)
     capability = scheduler(job.spec.scheduler).allocations
     if why is None and record.allocation_id and client is not None and capability is not None:
         why = client.not_ours(record.allocation_id, name=capability.job_name)

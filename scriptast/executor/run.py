@@ -23,11 +23,14 @@ from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import cancelling, still_out
 from scriptast.executor.job_files import LoadedJob, load_job, read_regular
 from scriptast.executor.launch.submit import (
+    array_dry_run,
+    array_script_of,
     dry_run_commands,
     launcher_of,
     place_of,
     setup_of,
     submit,
+    submit_array,
 )
 from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.ownership import check_ours
@@ -300,7 +303,10 @@ def run_work_dirs(
     if options.dry_run:
         import shlex
 
-        for job in jobs:
+        arrays, alone = by_array(jobs, options)
+        for tasks in arrays.values():
+            console.result(shlex.join(array_dry_run(tasks)) + "\n")
+        for job in alone:
             for argv in dry_run_commands(job, options):
                 console.result(shlex.join(argv) + "\n")
         return 0
@@ -311,6 +317,22 @@ def run_work_dirs(
         return _submit_and_follow(jobs, session, options, console, json_output)
     finally:
         _close(session, options)
+
+
+def by_array(
+    jobs: Sequence[LoadedJob], options: RunOptions
+) -> tuple[dict[str, list[LoadedJob]], list[LoadedJob]]:
+    """The jobs that are tasks of a job array, by array script (each array is submitted with
+    one command), and the jobs that run alone, each in the order given."""
+    arrays: dict[str, list[LoadedJob]] = {}
+    alone: list[LoadedJob] = []
+    for job in jobs:
+        script = array_script_of(job, options)
+        if script is None:
+            alone.append(job)
+        else:
+            arrays.setdefault(script, []).append(job)
+    return arrays, alone
 
 
 def reachable(location: Location) -> None:
@@ -350,8 +372,18 @@ def _submit_and_follow(
     many = len(jobs) > 1
     followed: list[Followed] = []
     failed: list[str] = []
+    arrays, alone = by_array(jobs, options)
     try:
-        for job in jobs:
+        for tasks in arrays.values():
+            try:
+                writers = [_writer(console, job, many) for job in tasks]
+                followed += submit_array(tasks, session, options, writers, checked)
+            except RunError as error:
+                if not many:
+                    raise
+                failed += [f"{job.work_dir}: {error}" for job in tasks]
+                console.status(f"error: the job array of {tasks[0].work_dir}: {error}")
+        for job in alone:
             try:
                 each = submit(job, session, options, _writer(console, job, many), checked)
             except RunError as error:
@@ -363,6 +395,8 @@ def _submit_and_follow(
             followed.append(each)
             if each.cancelled:  # a signal arrived while it was submitted: submit no more
                 raise KeyboardInterrupt
+        order = {job.work_dir: n for n, job in enumerate(jobs)}
+        followed.sort(key=lambda each: order[each.job.work_dir])
         for each in followed:
             ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
             console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")

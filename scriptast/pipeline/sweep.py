@@ -5,7 +5,6 @@ line (bad bytes, bad JSON, a bad request, a work_dir another line already has) f
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterator
@@ -13,12 +12,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from scriptast.errors import ScriptastError
+from scriptast.pipeline.worker_pool import SERIAL_BELOW, worker_pool
 
 if TYPE_CHECKING:
     from scriptast.builders.request.fields import Request
     from scriptast.pipeline.sweep_arrays import Emitted
 
-SERIAL_BELOW = 32
 Line = tuple[int, str | None, str | None]
 """A non-blank line's number, and its text or why it has none (see read_lines)."""
 
@@ -115,18 +114,6 @@ def emit_request(request: Request, as_task: bool = False) -> str | Emitted | Non
     return None
 
 
-def _die_with_parent(parent: int) -> None:
-    """Pool initializer: the kernel kills this worker when its parent dies (even by SIGKILL)."""
-    import ctypes
-    import signal
-
-    with_prctl = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    with_prctl.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the call took effect
-        os._exit(1)
-
-
 def run_sweep(
     path: str, lines: list[Line], flags: dict[str, Any], as_tasks: bool = False
 ) -> Iterator[tuple[int, str | Emitted | None]]:
@@ -146,16 +133,6 @@ def run_sweep(
                 yield entry[1]
 
     yield from _in_pool(planned, requests(), workers, len(lines), as_tasks)
-
-
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """Forked workers that die with this process."""
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_die_with_parent,
-        initargs=(os.getpid(),),
-    )
 
 
 def emit_chunk(requests: list[Request], as_tasks: bool) -> list[str | Emitted | None]:

@@ -17,7 +17,12 @@ import msgspec
 from scriptast.contract.job_spec import ArrayTask, JobSpec
 from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import ScriptastError
-from scriptast.schedulers.slurm.array_script import ArrayMember, ArrayShape, array_script
+from scriptast.schedulers.slurm.array_script import (
+    ArrayMember,
+    ArrayShape,
+    array_script,
+    index_ranges,
+)
 
 DEFAULT_MAX_ARRAY_SIZE = 1001
 """Slurm's MaxArraySize when slurm_env.json does not say (`scontrol show config`)."""
@@ -185,15 +190,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def _ranges(numbers: Sequence[int]) -> str:
-    parts: list[str] = []
-    start = previous = numbers[0]
-    for number in [*numbers[1:], None]:
-        if number is not None and number == previous + 1:
-            previous = number
-            continue
-        parts.append(str(start) if start == previous else f"{start}-{previous}")
-        if number is not None:
-            start = previous = number
+    parts = index_ranges(numbers).split(",")
     if len(parts) > RANGES_SHOWN:
         return ",".join(parts[:RANGES_SHOWN]) + ",..."
     return ",".join(parts)
@@ -212,42 +209,46 @@ def write_arrays(
     folder, stem = arrays_folder(sweep_path)
     planned = plan_arrays(stem, emitted)
     sweep_digest = hashlib.sha256(sweep_bytes).hexdigest()
-    told = [
-        (
-            task.work_dir,
-            ArrayTask(
-                script=posixpath.join(folder, f"{array.name}.slurm"),
-                index=index,
-                output=task.member.log(".out"),
-                error=task.member.log(".err"),
-                sweep=sweep_digest,
-            ),
-        )
-        for array in planned
-        for index, task in enumerate(array.tasks)
-    ]
-    with _telling(told) as finished:  # the tasks are told while the arrays are written
-        files: list[OutputFile] = []
-        manifest: list[dict[str, object]] = []
-        for array in planned:
-            members = [t.member for t in array.tasks]
-            path = posixpath.join(folder, f"{array.name}.slurm")
-            script = array_script(array.name, folder, array.shape, members, limit)
-            files.append(OutputFile(path, emit(script), executable=True))
-            manifest.append(
-                {
-                    "script": path,
-                    "shape": msgspec.to_builtins(array.shape),
-                    "limit": limit,
-                    "work_dirs": [t.work_dir for t in array.tasks],
-                }
+    files: list[OutputFile] = []
+    told: list[tuple[str, ArrayTask]] = []
+    manifest: list[dict[str, object]] = []
+    for array in planned:
+        members = [t.member for t in array.tasks]
+        path = posixpath.join(folder, f"{array.name}.slurm")
+        text = emit(array_script(array.name, folder, array.shape, members, limit))
+        files.append(OutputFile(path, text, executable=True))
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        told += [
+            (
+                task.work_dir,
+                ArrayTask(
+                    script=path,
+                    script_sha256=digest,
+                    name=array.name,
+                    index=index,
+                    limit=limit,
+                    output=task.member.log(".out"),
+                    error=task.member.log(".err"),
+                    sweep=sweep_digest,
+                ),
             )
-        digests = {
-            posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
-        }
-        record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
-        text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
-        files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
+            for index, task in enumerate(array.tasks)
+        ]
+        manifest.append(
+            {
+                "script": path,
+                "shape": msgspec.to_builtins(array.shape),
+                "limit": limit,
+                "work_dirs": [t.work_dir for t in array.tasks],
+            }
+        )
+    digests = {
+        posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
+    }
+    record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
+    text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
+    files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
+    with _telling(told) as finished:  # the tasks are told while the arrays are written
         write_all(folder, files, spec=ARRAYS_MANIFEST)
         finished()
     return describe(planned, folder, limit)
@@ -258,7 +259,7 @@ def _telling(told: list[tuple[str, ArrayTask]]) -> Iterator[Callable[[], None]]:
     """Each work dir's job_spec.json told its array, by a pool of workers for a large sweep
     (while the caller goes on), one after another for a small one; yields the wait for them,
     which raises the first error."""
-    from scriptast.pipeline.sweep import SERIAL_BELOW, worker_pool
+    from scriptast.pipeline.worker_pool import SERIAL_BELOW, worker_pool
 
     workers = min(os.cpu_count() or 1, 8)
     if len(told) < SERIAL_BELOW or workers == 1:

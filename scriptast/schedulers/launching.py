@@ -5,7 +5,7 @@ record of what it launched, and the tracker that follows, ends and cancels it)."
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import msgspec
 
@@ -175,4 +175,28 @@ class Launcher(Protocol):
         self, job: JobFiles, record: RunRecord, place: Place, client: SchedulerClient | None
     ) -> Tracker:
         """The tracker of a job another run launched, from its record."""
+        ...
+
+
+@runtime_checkable
+class ArrayLauncher(Protocol):
+    """A launcher that also submits the tasks of one job array with one command (a backend
+    whose scheduler has arrays: Slurm)."""
+
+    def array_of(self, job: JobFiles, choice: LaunchChoice) -> str | None:
+        """The array script `job` is submitted with as a task (None: it runs alone)."""
+        ...
+
+    def array_command(self, jobs: Sequence[JobFiles], client: SchedulerClient | None) -> list[str]:
+        """The one command that submits the tasks `jobs` of one array."""
+        ...
+
+    def launch_array(
+        self,
+        jobs: Sequence[JobFiles],
+        client: SchedulerClient | None,
+        records: Sequence[RunRecord],
+    ) -> list[Tracker]:
+        """Submit the tasks `jobs` of one array with one command, filling their records:
+        their trackers."""
         ...

@@ -5,11 +5,11 @@ run record written before anything else happens."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from scriptast.common.text_files import regular_file_bytes
 from scriptast.contract.axes import LOCAL
-from scriptast.contract.run_record import RunRecord, encode_record
+from scriptast.contract.run_record import Launch, RunRecord, encode_record
 from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
 from scriptast.executor.followed_job import Followed, Setup
@@ -20,7 +20,7 @@ from scriptast.executor.launch.remote import RemotePlace
 from scriptast.executor.options import RunOptions, Writer, time_limit_seconds, timeouts
 from scriptast.executor.session import Session
 from scriptast.executor.submitting import SUBMITTING
-from scriptast.schedulers.launching import LaunchChoice, Launcher, Place
+from scriptast.schedulers.launching import ArrayLauncher, LaunchChoice, Launcher, Place
 from scriptast.schedulers.registry import scheduler
 from scriptast.workdir.files import WriteError, replace_file
 from scriptast.workdir.journal import Replaced, put_back
@@ -78,7 +78,8 @@ def submit(
             if refuse_live is not None:
                 refuse_live(job)
             place = place_of(job, session)
-            before = _journal(job, launcher, choice)
+            command = tuple(launcher.dry_run(job, choice)[-1])
+            before = _journal(job, command, launcher.kind(job, choice))
             record = new_record(job, submit_command=(), out_log="", state="PENDING")
             try:
                 tracker = launcher.launch(job, place, session.client, choice, record)
@@ -96,7 +97,86 @@ def submit(
     return followed
 
 
-def _journal(job: LoadedJob, launcher: Launcher, choice: LaunchChoice) -> bytes | None:
+def array_script_of(job: LoadedJob, options: RunOptions) -> str | None:
+    """The array script `job` is submitted with as a task of its job array (None: alone)."""
+    launcher = launcher_of(job)
+    if not isinstance(launcher, ArrayLauncher):
+        return None
+    return launcher.array_of(job, choice_of(job, options))
+
+
+def array_dry_run(jobs: Sequence[LoadedJob]) -> list[str]:
+    """The one command that submits the tasks `jobs` of one job array."""
+    launcher = launcher_of(jobs[0])
+    assert isinstance(launcher, ArrayLauncher)
+    return launcher.array_command(jobs, None)
+
+
+def submit_array(
+    jobs: Sequence[LoadedJob],
+    session: Session,
+    options: RunOptions,
+    writers: Sequence[Writer],
+    refuse_live: Callable[[LoadedJob], None] | None = None,
+) -> list[Followed]:
+    """Submit the tasks `jobs` of one job array with one sbatch: each work dir checked and
+    its run.json saying a submission is under way (under its lock, one at a time), the array
+    script checked against the digest its tasks' job_spec.json recorded, then the array
+    submitted and each task's record written. A task that cannot be recorded is cancelled."""
+    launcher = launcher_of(jobs[0])
+    assert isinstance(launcher, ArrayLauncher)
+    _check_array_script(jobs)
+    command = tuple(launcher.array_command(jobs, session.client))
+    before: list[bytes | None] = []
+    try:
+        for job in jobs:
+            check_writable(job)
+            with work_dir_held(job.work_dir):
+                check_files(job, options)
+                if refuse_live is not None:
+                    refuse_live(job)
+                before.append(_journal(job, command, "array"))
+        records = [new_record(job, submit_command=(), out_log="", state="PENDING") for job in jobs]
+        try:
+            trackers = launcher.launch_array(jobs, session.client, records)
+        except RunError:  # refused: nothing was submitted, each record is as it was
+            for job, earlier in zip(jobs, before, strict=False):
+                _restore(job, earlier)
+            raise
+        followed = [
+            Followed(job, record, writer, tracker, Setup())
+            for job, record, writer, tracker in zip(jobs, records, writers, trackers, strict=True)
+        ]
+        for each in followed:
+            with work_dir_held(each.job.work_dir):
+                _record(each)
+    except WriteError as error:
+        raise RunError(str(error)) from None
+    return followed
+
+
+def _check_array_script(jobs: Sequence[LoadedJob]) -> None:
+    """The tasks name one array script, and it is the one emit wrote (its digest, read never
+    through a link), or RunError: nothing else is submitted on their behalf."""
+    import hashlib
+
+    from scriptast.executor.job_files import read_regular
+
+    tasks = [job.spec.array for job in jobs]
+    first = tasks[0]
+    assert first is not None
+    for job, task in zip(jobs, tasks, strict=True):
+        if task is None or (task.script, task.script_sha256) != (first.script, first.script_sha256):
+            raise RunError(f"{job.work_dir} is not a task of job array {first.script}")
+    data = read_regular(first.script, "job array script", follow_links=False)
+    if hashlib.sha256(data).hexdigest() != first.script_sha256:
+        raise RunError(
+            f"{first.script} is not the job array script emit wrote for these work dirs (its "
+            "sha256 differs): not submitted; emit the sweep again with --array"
+        )
+
+
+def _journal(job: LoadedJob, command: tuple[str, ...], kind: Launch) -> bytes | None:
     """run.json before the launcher is asked: a submission under way, with the command; the
     record it replaced (None: there was none)."""
     path = posixpath.join(job.work_dir, RUN_FILE)
@@ -108,10 +188,10 @@ def _journal(job: LoadedJob, launcher: Launcher, choice: LaunchChoice) -> bytes 
         raise RunError(f"cannot read {path}: {error.strerror}: nothing was submitted") from None
     record = new_record(
         job,
-        submit_command=tuple(launcher.dry_run(job, choice)[-1]),
+        submit_command=command,
         out_log="",
         state=SUBMITTING,
-        launch=launcher.kind(job, choice),
+        launch=kind,
         notes=("submitting: a run that ends before it records the job's id leaves this; "
                "'scriptast watch' finds the job by its name and script",),
     )  # fmt: skip

@@ -26,9 +26,9 @@ ALLOCATION_NAME = "scriptast.persistent"
 """The job name of scriptast's persistent allocations (how `squeue --name` finds them)."""
 
 
-def submit_command(script: str) -> list[str]:
-    """`sbatch --parsable SCRIPT`: it prints the job id alone."""
-    return ["sbatch", "--parsable", script]
+def submit_command(script: str, options: Sequence[str] = ()) -> list[str]:
+    """`sbatch --parsable [OPTIONS] SCRIPT`: it prints the job id alone."""
+    return ["sbatch", "--parsable", *options, script]
 
 
 SCRIPT = "scriptast.schedulers.slurm.batch_script"

@@ -16,13 +16,15 @@ from scriptast.errors import RunError
 from scriptast.schedulers.queue_client import Final, QueueRow
 from scriptast.schedulers.slurm.states import is_final
 
-QUEUE_FIELDS = ("JobID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", "RestartCnt",
+QUEUE_FIELDS = ("JobArrayID", "State", "Reason", "TimeUsed", "TimeLeft", "NodeList", "RestartCnt",
                 "exit_code")  # fmt: skip
 """What one poll asks squeue, each field ended by `|` (no padding); none of them is text a
-user chooses (a job's name, comment and folder are left out), so `|` never occurs in a value."""
+user chooses (a job's name, comment and folder are left out), so `|` never occurs in a value.
+A job is named as it was asked for: its id, or an array task's `ARRAY_INDEX` (squeue's
+`--array` shows each task on a line of its own, a pending one too)."""
 QUEUE_FORMAT = ",".join(f"{field}:|" for field in QUEUE_FIELDS)
 SACCT_FIELDS = "JobID,State,ExitCode,Elapsed"
-OWNER_FORMAT = "JobID:|,UserName:|,Name:|,Command:|"
+OWNER_FORMAT = "JobArrayID:|,UserName:|,Name:|,Command:|"
 """Whose a job is: the controller's fields first, then the text its user chose."""
 _NO_ACCOUNTING = "accounting storage is disabled"
 
@@ -56,16 +58,17 @@ class SlurmClient:
         """Run one Slurm command through the transport."""
         return self.transport.run(argv, timeout=timeout, cwd=cwd)
 
-    def submit_argv(self, script: str) -> list[str]:
-        """The command that submits `script`."""
+    def submit_argv(self, script: str, options: Sequence[str] = ()) -> list[str]:
+        """The command that submits `script` (with sbatch `options` before it)."""
         from scriptast.schedulers.slurm.backend import submit_command
 
-        return submit_command(script)
+        return submit_command(script, options)
 
-    def submit(self, script: str, cwd: str) -> str:
-        """`sbatch --parsable SCRIPT` from `cwd`: the job id, or RunError with sbatch's words
-        (its `error:` lines, which say why, not only its last line)."""
-        done = self.run(self.submit_argv(script), cwd=cwd)
+    def submit(self, script: str, cwd: str, options: Sequence[str] = ()) -> str:
+        """`sbatch --parsable [OPTIONS] SCRIPT` from `cwd`: the job id (an array's too), or
+        RunError with sbatch's words (its `error:` lines, which say why, not only its last
+        line)."""
+        done = self.run(self.submit_argv(script, options), cwd=cwd)
         answer = done.out.strip().splitlines()[-1:] if done.code == 0 else []
         job_id = answer[0].split(";")[0].strip() if answer else ""
         if not job_id.isdigit():
@@ -74,7 +77,7 @@ class SlurmClient:
 
     def _squeue(self, ids: Sequence[str]) -> Completed:
         return self.run(
-            ["squeue", "--noheader", "--states=all", "--jobs", ",".join(ids),
+            ["squeue", "--noheader", "--array", "--states=all", "--jobs", ",".join(ids),
              "--Format", QUEUE_FORMAT]
         )  # fmt: skip
 
@@ -129,8 +132,10 @@ class SlurmClient:
         for job in job_ids:
             done = self.run(["scontrol", "show", "job", job])
             if done.code != 0:
-                if "Invalid job id" in done.err:
-                    continue  # the controller no longer holds it: gone
+                if "Invalid job id" in done.err or done.out.strip() == f"Job {job} not found":
+                    # the controller no longer holds it: gone (the second: an array's task
+                    # cancelled while pending, which the controller drops whole)
+                    continue
                 return None
             state = _scontrol_state(done.out, job)
             if state is None:
@@ -227,7 +232,7 @@ class SlurmClient:
         script's digest checked too), as the controller's fields say; None when it is, or
         when neither squeue nor accounting knows it any more."""
         user = self.run(["id", "-un"]).out.strip()
-        done = self.run(["squeue", "--noheader", "--states=all", "--jobs", job_id,
+        done = self.run(["squeue", "--noheader", "--array", "--states=all", "--jobs", job_id,
                          "--Format", OWNER_FORMAT])  # fmt: skip
         line = next((x.strip() for x in done.out.splitlines() if x.startswith(f"{job_id}|")), None)
         if line is None:
@@ -287,7 +292,10 @@ def _scontrol_state(text: str, job_id: str) -> str | None:
     """JobState in `scontrol show job ID`'s answer (one field group a line): the first word of
     the line that starts with it, once the first line names the job."""
     lines = text.splitlines()
-    if not lines or not lines[0].strip().startswith(f"JobId={job_id} "):
+    first = f" {lines[0].strip()} " if lines else ""
+    array, _, task = job_id.partition("_")  # an array's task: `JobId=N ArrayJobId=A ArrayTaskId=I`
+    named = f" ArrayJobId={array} ArrayTaskId={task} " if task else f" JobId={job_id} "
+    if named not in first or not first.startswith(" JobId="):
         return None
     for line in lines[1:]:
         if line.strip().startswith("JobState="):

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import posixpath
 import time
+from collections.abc import Sequence
 
 from scriptast.contract.axes import LOCAL, SLURM
 from scriptast.contract.run_record import JobState, Launch, RunRecord
+from scriptast.errors import RunError
 from scriptast.model.slurm_time import parse_time_limit
 from scriptast.schedulers.launching import Ending, JobFiles, LaunchChoice, Place, Seen, Tracker
 from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm import allocation
+from scriptast.schedulers.slurm.array_script import index_ranges
 from scriptast.schedulers.slurm.backend import submit_command
 from scriptast.schedulers.tracking import ProcessTracker, QueueTracker
 
@@ -60,15 +63,19 @@ def alloc_time(job: JobFiles, choice: LaunchChoice) -> str:
     return params.time_limit
 
 
-def log_path(name: str, job_id: str, job_name: str) -> str:
-    """A log file name with sbatch's `%j`, `%x` and `%%` filled in (other `%` tokens stay)."""
+def log_path(name: str, job_id: str, job_name: str, task: int | None = None) -> str:
+    """A log file name with sbatch's `%j`, `%A`, `%x` and `%%` filled in, and `%a` with an
+    array's `task` index (other `%` tokens stay)."""
     out = []
     index = 0
+    tokens = {"j": job_id, "A": job_id, "x": job_name, "%": "%"}
+    if task is not None:
+        tokens["a"] = str(task)
     while index < len(name):
         char = name[index]
         following = name[index + 1] if index + 1 < len(name) else ""
-        if char == "%" and following in "jAx%" and following:
-            out.append({"j": job_id, "A": job_id, "x": job_name, "%": "%"}[following])
+        if char == "%" and following in tokens:
+            out.append(tokens[following])
             index += 2
         else:
             out.append(char)
@@ -144,6 +151,57 @@ class SlurmLauncher:
         record.job_id = record.allocation_id = alloc_id
         record.notes += tuple(notes)
         _logs(record, place, out, err)
+
+    def array_of(self, job: JobFiles, choice: LaunchChoice) -> str | None:
+        """The array script `job` is submitted with, as a task of its job array (None: it is
+        no task, or it runs alone); RunError when it is one and a persistent allocation is
+        asked for."""
+        task = job.spec.array
+        if task is None or job.spec.transport != LOCAL:
+            return None
+        if choice.persistent:
+            raise RunError(
+                f"{job.work_dir} is task {task.index} of job array {task.name}, and a "
+                "persistent allocation runs one job at a time as its steps, while sbatch "
+                "submits an array whole: drop --persistent"
+            )
+        return task.script
+
+    def array_command(self, jobs: Sequence[JobFiles], client: SchedulerClient | None) -> list[str]:
+        """The one sbatch that submits the tasks `jobs` of one job array (`--array` names their
+        indices, and the array's limit)."""
+        task = jobs[0].spec.array
+        assert task is not None
+        indices = index_ranges(sorted({job.spec.array.index for job in jobs if job.spec.array}))
+        limit = f"%{task.limit}" if task.limit else ""
+        options = [f"--array={indices}{limit}"]
+        return client.submit_argv(task.script, options) if client else submit_command(
+            task.script, options)  # fmt: skip
+
+    def launch_array(
+        self, jobs: Sequence[JobFiles], client: SchedulerClient | None,
+        records: Sequence[RunRecord],
+    ) -> list[Tracker]:  # fmt: skip
+        """Submit the tasks `jobs` of one job array with one sbatch, filling each one's
+        record (its id `ARRAY_INDEX` and its logs in its work dir): their trackers."""
+        assert client is not None
+        task = jobs[0].spec.array
+        assert task is not None
+        argv = self.array_command(jobs, client)
+        array_id = client.submit(task.script, cwd=posixpath.dirname(task.script),
+                                 options=argv[2:-1])  # fmt: skip
+        trackers: list[Tracker] = []
+        backend = scheduler(jobs[0].spec.scheduler)
+        for job, record in zip(jobs, records, strict=True):
+            own = job.spec.array
+            assert own is not None
+            record.job_id = f"{array_id}_{own.index}"
+            record.submit_command, record.state, record.launch = tuple(argv), "PENDING", "array"
+            record.out_log = log_path(own.output, array_id, own.name, own.index)
+            record.err_log = log_path(own.error, array_id, own.name, own.index)
+            record.notes += (f"task {own.index} of job array {array_id} ({own.name})",)
+            trackers.append(QueueTracker(backend, client, record))
+        return trackers
 
     def follow(
         self, job: JobFiles, record: RunRecord, place: Place, client: SchedulerClient | None
