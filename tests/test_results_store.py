@@ -302,6 +302,31 @@ def test_a_plot_without_matplotlib_names_the_extra(tmp_path: Path) -> None:
     assert not (tmp_path / "t.png").exists()
 
 
+SCHEMA_4_COLUMNS = ("sweep", "array_id")
+"""The run keys schema 4 added: a sweep's sha256 and the job array a task ran in."""
+
+
+def test_a_schema_3_store_gains_the_sweep_keys_and_keeps_its_runs(url: str) -> None:
+    from scriptast.results.store.queries import RunFilter, list_runs
+
+    with Store.open(locate(url), create=True) as store:
+        store.append(a_run(1, finished=day(1)))
+        for column in SCHEMA_4_COLUMNS:  # back to schema 3
+            for index in ("scriptast_runs_sweep", "scriptast_runs_array"):
+                store.execute(f"DROP INDEX IF EXISTS {index}")
+            store.execute(f"ALTER TABLE scriptast_runs DROP COLUMN {column}")
+        store.execute("UPDATE scriptast_schema SET version = 3")
+    with Store.open(locate(url), create=True) as store:
+        assert set(SCHEMA_4_COLUMNS) <= set(_column_names(store))
+        assert [r.id for r in list_runs(store, RunFilter())] == [1]
+        assert list_runs(store, RunFilter(sweep="123456")) == []
+        task = msgspec.structs.replace(a_run(2, finished=day(2)), sweep="ab" * 32, array_id="77")
+        store.append(task)
+        assert [r.id for r in list_runs(store, RunFilter(sweep="77"))] == [2]
+        assert [r.id for r in list_runs(store, RunFilter(sweep="ababab"))] == [2]
+        assert [r.array_id for r in list_runs(store, RunFilter(sweep="ababab"))] == ["77"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -605,10 +630,11 @@ def test_a_schema_2_store_keeps_its_records_compressed_and_reads_them_back(url: 
             for statement in step:
                 store.execute(statement)
         store.execute("INSERT INTO scriptast_schema (version) VALUES (2)")
+        columns = [c for c in KEY_COLUMNS if c not in SCHEMA_4_COLUMNS]  # schema 2's
         store.execute(
-            f"INSERT INTO scriptast_runs (run_uid, {', '.join(KEY_COLUMNS)}, record) "
-            f"VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))})",
-            [old.run_uid, *(getattr(old, c) for c in KEY_COLUMNS), old.record],
+            f"INSERT INTO scriptast_runs (run_uid, {', '.join(columns)}, record) "
+            f"VALUES ({', '.join('?' * (len(columns) + 2))})",
+            [old.run_uid, *(getattr(old, c) for c in columns), old.record],
         )
     with Store.open(locate(url), create=False) as store:
         said = store.migrated

@@ -17,7 +17,9 @@ import pytest
 
 from scriptast.pipeline.sweep_arrays import Emitted, describe, plan_arrays
 from scriptast.schedulers.slurm.array_script import ArrayMember, ArrayShape
+from tests.run_site import BENCH, RunSite
 from tests.slurm_cluster import Cluster
+from tests.test_categories import site_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTAST = str(Path(sys.executable).parent / "scriptast")
@@ -351,3 +353,80 @@ def test_cancel_of_one_task_cancels_only_it(tmp_path: Path, cluster: Cluster) ->
         assert states.get(second, "CANCELLED") == "CANCELLED", shown.stdout
     finally:
         cluster.run("scancel", first.split("_")[0])
+
+
+SWEEP_POINTS = [(tp, users) for tp in (1, 2) for users in (1, 8, 64)]
+
+
+@pytest.mark.slurm
+def test_a_bench_sweep_is_stored_tabled_and_drawn(runs: RunSite, tmp_path: Path) -> None:
+    """A stand-in trtllm-bench whose throughput grows with tp and concurrency (and each
+    user's share shrinks): the tasks go into the store with their sweep, the table marks the
+    setups no other beats on both throughput per GPU and per user, and the curve is drawn."""
+    lines = []
+    for tp, users in SWEEP_POINTS:
+        chosen = {"account": "root", "partition": "batch", "workflow_type": "bench",
+                  "work_dir": str(runs.site.work(f"tp{tp}_c{users}")),
+                  "bench_cmd": f"{BENCH} --tp {tp} --concurrency {users}"}  # fmt: skip
+        lines.append(site_fields(runs.site, chosen))
+    sweep = write_sweep(tmp_path / "curve.jsonl", lines)
+    emitted = runs.run("emit", "--requests", str(sweep), "--array")
+    assert "Wrote 2 job arrays for 6 jobs" in emitted.stdout, emitted.stderr
+    store = str(tmp_path / "results.db")
+    work_dirs = [line["work_dir"] for line in lines]
+    done = runs.run("run", "--results", store, *work_dirs, SHIM_BENCH_TPS="1000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    array_id = record(Path(work_dirs[0]))["job_id"].split("_")[0]
+    listed = runs.run("results", "list", "--results", store, "--sweep", array_id)
+    assert sorted(line.split()[-1] for line in listed.stdout.splitlines()[1:]) == sorted(
+        work_dirs[:3]  # tp1's three share one array
+    )
+    digest = hashlib.sha256(sweep.read_bytes()).hexdigest()
+    whole = runs.run("results", "list", "--results", store, "--sweep", digest[:8])
+    assert len(whole.stdout.splitlines()) == 1 + 6, whole.stdout
+    shown = runs.run("results", "sweep", "--results", store, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["sweep"] == digest
+    front = {Path(t["work_dir"]).name for t in document["tasks"] if t["pareto"]}
+    assert front == {"tp1_c8", "tp1_c64", "tp2_c1", "tp2_c8", "tp2_c64"}  # tp1_c1: tp2_c8 beats it
+    tp2_c8 = next(t for t in document["tasks"] if t["work_dir"].endswith("tp2_c8"))
+    assert tp2_c8["setup"]["tp"] == 2 and tp2_c8["setup"]["concurrency"] == 8
+    assert tp2_c8["figures"]["per_gpu_output_throughput"] == pytest.approx(
+        1000 * 2**0.85 * 8 / 24 / 2
+    )
+    table = runs.run("results", "sweep", digest[:10], "--results", store)
+    marked = {line.split()[-1] for line in table.stdout.splitlines() if line.startswith("*")}
+    assert {Path(w).name for w in marked} == front
+    as_csv = runs.run("results", "sweep", array_id, "--results", store, "--format", "csv")
+    assert as_csv.stdout.splitlines()[0].startswith("run_id,work_dir,verdict,tp,pp,ep,")
+    assert len(as_csv.stdout.splitlines()) == 1 + 3
+    latency = runs.run("results", "sweep", "--results", store, "--against", "latency",
+                       "--format", "json")  # fmt: skip
+    assert json.loads(latency.stdout)["front"]["y"] == "request_latency_p50"
+    png = tmp_path / "curve.png"
+    drawn = runs.run("results", "plot", "--sweep", "latest", "-o", str(png), "--results", store)
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout == f"{png}: sweep {digest}, 6 setup(s), 5 on the Pareto front\n"
+    from matplotlib import image
+
+    pixels = image.imread(str(png))
+    assert pixels.shape[:2] == (600, 900) and pixels.std() > 0.05  # drawn on, not blank
+
+
+def test_a_sweep_the_store_does_not_hold_is_said(tmp_path: Path) -> None:
+    store = str(tmp_path / "results.db")
+    from scriptast.results.store.database import Store
+    from scriptast.results.store.location import locate
+
+    Store.open(locate(store), create=True).close()
+    for args, said in (
+        ([], "error: no sweep in the results store"),
+        (["deadbeef"], "error: no stored task of sweep deadbeef"),
+        (["not-hex!"], "error: --sweep 'not-hex!' is neither a job array's id"),
+        (["--against", "speed"], "error: --against speed: give per-user or latency"),
+        (["--format", "xml"], "error: --format xml: give table, csv or json"),
+    ):
+        done = subprocess.run([SCRIPTAST, "results", "sweep", *args, "--results", store],
+                              capture_output=True, text=True)  # fmt: skip
+        assert (done.returncode, done.stderr.startswith(said)) == (1, True), done.stderr

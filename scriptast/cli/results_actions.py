@@ -25,7 +25,7 @@ FILTERS: dict[str, tuple[str, type]] = {
     "--since": ("since", str), "--until": ("until", str), "--verdict": ("verdict", str),
     "--partition": ("partition", str), "--cluster": ("cluster", str), "--commit": ("commit", str),
     "--user": ("user", str), "--gpus": ("gpus", int), "--tp": ("tp", int),
-    "--results": ("results", str),
+    "--sweep": ("sweep", str), "--results": ("results", str),
 }  # fmt: skip
 OPTIONS: dict[str, dict[str, tuple[str, type]]] = {
     "list": {**FILTERS, "--limit": ("limit", int)},
@@ -80,7 +80,8 @@ def list_action(values: dict[str, Any]) -> int:
 
 def _keys(v: dict[str, Any]) -> dict[str, object]:
     return {"until": v["until"], "partition": v["partition"], "cluster": v["cluster"],
-            "user_name": v["user"], "gpu_count": v["gpus"], "tp": v["tp"]}  # fmt: skip
+            "user_name": v["user"], "gpu_count": v["gpus"], "tp": v["tp"],
+            "sweep": v["sweep"]}  # fmt: skip
 
 
 def show_action(values: dict[str, Any]) -> int:

@@ -35,6 +35,11 @@ COMMIT = typer.Option(None, "--commit", help="Only runs of this TRT-LLM commit (
 USER = typer.Option(None, "--user", help="Only runs of this user.")
 GPUS = typer.Option(None, "--gpus", min=1, help="Only runs that asked for this many GPUs.")
 TP = typer.Option(None, "--tp", min=1, help="Only runs at this tensor parallelism.")
+SWEEP = typer.Option(
+    None,
+    "--sweep",
+    help="Only the tasks of this job array, or of the sweep whose sha256 starts so.",
+)
 
 
 def _guarded(action: Callable[[], int]) -> None:
@@ -57,6 +62,7 @@ def list_command(
     user: str | None = USER,
     gpus: int | None = GPUS,
     tp: int | None = TP,
+    sweep: str | None = SWEEP,
     limit: int = typer.Option(50, "--limit", min=1, help="At most this many runs."),
     results: str | None = RESULTS,
 ) -> None:
@@ -108,6 +114,7 @@ def compare_command(
     user: str | None = USER,
     gpus: int | None = GPUS,
     tp: int | None = TP,
+    sweep: str | None = SWEEP,
     verdict: str | None = VERDICT,
     since: str | None = SINCE,
     until: str | None = UNTIL,
@@ -178,9 +185,52 @@ def export_command(
     _guarded(exported)
 
 
+AGAINST_HELP = (
+    "The front weighs throughput per GPU against per-user throughput (per-user) or against "
+    "request latency (latency)."
+)
+
+
+@results_app.command("sweep")
+def sweep_command(
+    sweep: str | None = typer.Argument(
+        None, help="A job array's id or the start of a sweep's sha256 (default: the latest)."
+    ),
+    against: str = typer.Option("per-user", "--against", help=AGAINST_HELP),
+    output_format: str = typer.Option("table", "--format", help="table, csv or json."),
+    results: str | None = RESULTS,
+) -> None:
+    """A bench sweep's tasks: their setup (tp, pp, ep, concurrency, max batch size, GPUs) and
+    figures (throughput per GPU and per user, TTFT, TPOT, request latency percentiles), the
+    Pareto-optimal setups marked."""
+
+    def tabled() -> int:
+        from scriptast.errors import InputError
+        from scriptast.results.store import sweep_curve
+
+        if against not in sweep_curve.AGAINST:
+            raise InputError(f"--against {against}: give {' or '.join(sweep_curve.AGAINST)}")
+        if output_format not in ("table", "csv", "json"):
+            raise InputError(f"--format {output_format}: give table, csv or json")
+        with open_store(results) as store:
+            wanted, points = sweep_curve.sweep_points(store, sweep)
+        if output_format == "csv":
+            sys.stdout.write(sweep_curve.as_csv(points, against))
+        elif output_format == "json":
+            sys.stdout.write(sweep_curve.as_json(points, against, wanted))
+        else:
+            table = sweep_curve.as_table(points, against, wanted)
+            sys.stdout.write("".join(cell(line) + "\n" for line in table.splitlines()))
+        return 0
+
+    _guarded(tabled)
+
+
 @results_app.command("plot")
 def plot_command(
-    figure: str = typer.Argument(..., help="The figure (results show lists a run's)."),
+    figure: str | None = typer.Argument(
+        None, help="The figure (results show lists a run's); not with --sweep."
+    ),
     output: str = typer.Option(..., "-o", "--output", help="The image: trend.png or trend.svg."),
     model: str | None = MODEL,
     workflow: str | None = WORKFLOW,
@@ -188,10 +238,19 @@ def plot_command(
     by: str | None = typer.Option(
         None, "--by", help="One line a value of this key (tp, gpu_count, ...), not a setup."
     ),
+    sweep: str | None = typer.Option(
+        None,
+        "--sweep",
+        help="Draw this sweep's curve instead (a job array's id, or a sha256 "
+        "prefix; 'latest' for the latest).",
+    ),
+    against: str = typer.Option("per-user", "--against", help=AGAINST_HELP),
     results: str | None = RESULTS,
 ) -> None:
     """The figure over time, one line a setup (or a value of --by's key), its reference as a
-    band (needs matplotlib: pip install 'scriptast\\[plot]')."""
+    band; or with --sweep a sweep's throughput per GPU against per-user throughput (or
+    latency), every setup labelled, the Pareto front a line (needs matplotlib: pip install
+    'scriptast\\[plot]')."""
 
     def plotted() -> int:
         from scriptast.errors import InputError
@@ -200,6 +259,11 @@ def plot_command(
 
         if not output.endswith(FORMATS):
             raise InputError(f"-o {output}: give a .png or .svg file")
+        if sweep is not None:
+            return _plot_sweep(None if sweep == "latest" else sweep, against, output, results,
+                               figure)  # fmt: skip
+        if figure is None:
+            raise InputError("results plot: give the FIGURE to draw over time, or --sweep ID")
         if by is not None and by not in SETUP:
             raise InputError(f"--by {by}: give one of {', '.join(SETUP)}")
         chosen = run_filter(model, workflow, None, since, None)
@@ -212,6 +276,25 @@ def plot_command(
         return 0
 
     _guarded(plotted)
+
+
+def _plot_sweep(sweep: str | None, against: str, output: str, results: str | None,
+                figure: str | None) -> int:  # fmt: skip
+    from scriptast.errors import InputError
+    from scriptast.results.store import sweep_curve
+    from scriptast.results.store.plot import save
+
+    if figure is not None:
+        raise InputError(f"results plot --sweep draws the sweep's curve: drop the figure {figure}")
+    if against not in sweep_curve.AGAINST:
+        raise InputError(f"--against {against}: give {' or '.join(sweep_curve.AGAINST)}")
+    with open_store(results) as store:
+        wanted, points = sweep_curve.sweep_points(store, sweep)
+    save(sweep_curve.draw_curve(points, against, wanted), output)
+    front = sweep_curve.pareto(points, against)
+    sys.stdout.write(f"{output}: sweep {wanted}, {len(points)} setup(s), {len(front)} on the "
+                     "Pareto front\n")  # fmt: skip
+    return 0
 
 
 @results_app.command("import")

@@ -38,17 +38,22 @@ def flag(argv: list[str], name: str) -> str | None:
 def bench(argv: list[str]) -> int:
     tps = float(os.environ["SHIM_BENCH_TPS"])
     world = int(flag(argv, "--tp") or 1) * int(flag(argv, "--pp") or 1)
+    users = int(flag(argv, "--concurrency") or 64)
+    median = 20100.0
+    if flag(argv, "--concurrency"):  # a sweep's point: more GPUs and users, more throughput
+        tps = tps * world**0.85 * users / (users + 16)
+        median = 100.0 * users / world**0.5
     perf = {
         "total_latency_ms": 61234.5678,
         "avg_request_latency_ms": 20345.6789,
         "request_throughput_req_s": tps / 128.0,
         "system_output_throughput_tok_s": tps,
         "system_total_throughput_tok_s": tps * 2.0,
-        "output_throughput_per_user_tok_s": tps / 64.0,
+        "output_throughput_per_user_tok_s": tps / users,
         "output_throughput_per_gpu_tok_s": tps / world,
     }
     percentiles = {
-        "p50": 20100.0, "p90": 24000.0, "p95": 25000.0, "p99": 26000.0,
+        "p50": median, "p90": 24000.0, "p95": 25000.0, "p99": 26000.0,
         "minimum": 15000.0, "maximum": 27000.0, "average": 20345.6789,
     }  # fmt: skip
     latency = "\n".join(f"[Latency] {k.upper():<7}: {v:.4f}" for k, v in percentiles.items())

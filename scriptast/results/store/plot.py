@@ -84,20 +84,27 @@ def title(figure: str, plotted: Plotted) -> str:
     return f"{figure} of {models} on {setups}"
 
 
-def draw(figure: str, plotted: Plotted) -> Any:
-    """A matplotlib Figure of the lines (InputError naming the extra when it is missing)."""
+def new_figure(width: float, height: float) -> Any:
+    """An empty matplotlib Figure, drawn without a display (InputError naming the extra when
+    matplotlib is missing)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
-        from matplotlib import dates
         from matplotlib.figure import Figure
     except ImportError:
         raise InputError(
             "results plot needs matplotlib, the optional extra: pip install 'scriptast[plot]'"
         ) from None
+    return Figure(figsize=(width, height), dpi=100)
+
+
+def draw(figure: str, plotted: Plotted) -> Any:
+    """A matplotlib Figure of the lines (InputError naming the extra when it is missing)."""
+    drawn = new_figure(8, 4.5)
+    from matplotlib import dates
+
     lines, unit = plotted.lines, plotted.unit
-    drawn = Figure(figsize=(8, 4.5), dpi=100)
     axes = drawn.add_subplot()
     for line in lines:
         times = dates.date2num(line.times)  # type: ignore[no-untyped-call]

@@ -33,6 +33,8 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
     gpu_count: int | None = None
     tp: int | None = None
     run_ids: tuple[int, ...] = ()
+    sweep: str | None = None
+    """A job array's id, or the start of a sweep file's sha256 (at least 6 hex digits)."""
 
 
 class RunRow(RunKeys, frozen=True, kw_only=True):
@@ -63,6 +65,14 @@ def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:
     if chosen.commit:
         clauses.append(f"{table}.trtllm_commit LIKE ?")
         values.append(chosen.commit.replace("%", "").replace("_", "") + "%")
+    if chosen.sweep:
+        prefix = sweep_prefix(chosen.sweep)
+        if prefix is None:
+            clauses.append(f"{table}.array_id = ?")
+            values.append(chosen.sweep)
+        else:
+            clauses.append(f"({table}.array_id = ? OR {table}.sweep LIKE ?)")
+            values += [chosen.sweep, prefix + "%"]
     if chosen.run_ids:
         clauses.append(f"{table}.id IN ({', '.join('?' * len(chosen.run_ids))})")
         values += chosen.run_ids
@@ -76,6 +86,21 @@ def where(chosen: RunFilter, table: str = "r") -> tuple[str, list[Any]]:
         clauses.append(f"{table}.finished_at < ?")
         values.append(chosen.window.until)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), values
+
+
+def sweep_prefix(given: str) -> str | None:
+    """The sha256 prefix `--sweep` names (never a pattern); None for a job array's id too
+    short to be one; InputError for anything else."""
+    import re
+
+    if given.isdigit() and len(given) < 6:
+        return None
+    if not re.fullmatch(r"[0-9a-f]{6,64}", given):
+        raise InputError(
+            f"--sweep {given[:80]!r} is neither a job array's id nor the start of a sweep's "
+            "sha256 (6 to 64 hex digits): `scriptast results list` shows both"
+        )
+    return given
 
 
 def list_runs(store: Store, chosen: RunFilter, limit: int | None = 50) -> list[RunRow]:

@@ -61,6 +61,10 @@ class RunKeys(msgspec.Struct, frozen=True, kw_only=True):
     concurrency: int | None = None
     max_batch_size: int | None = None
     quantization: str | None = None
+    sweep: str | None = None
+    """The sha256 of the sweep file the job came from (`emit --requests FILE --array`)."""
+    array_id: str | None = None
+    """The job array it ran as a task of."""
 
 
 class StoredRun(RunKeys, frozen=True, kw_only=True):
@@ -231,6 +235,8 @@ def stored_run(spec: JobSpec, record: RunRecord, origin: Origin) -> StoredRun:
         stored_at=origin.stored_at,
         record=encode_record(record),
         figures=_stored_figures(record),
+        sweep=spec.array.sweep if spec.array is not None else None,
+        array_id=(record.job_id or "").split("_")[0] or None if record.launch == "array" else None,
     )
 
 

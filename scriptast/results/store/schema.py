@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptast.results.store.rows import RunKeys
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 KEY_COLUMNS = RunKeys.__struct_fields__
 """The columns of a run besides its id, its uid and its record (run.json), in table order."""
 
@@ -69,6 +69,12 @@ def migrations(serial: str, blob: str) -> list[list[str]]:
             "ALTER TABLE scriptast_runs ADD COLUMN setup_id INTEGER "
             "REFERENCES scriptast_setups (id)",
             "CREATE INDEX scriptast_runs_by_setup ON scriptast_runs (setup_id, finished_at, id)",
+        ],
+        [  # the sweep a run was a task of (its file's sha256) and its job array
+            "ALTER TABLE scriptast_runs ADD COLUMN sweep TEXT",
+            "ALTER TABLE scriptast_runs ADD COLUMN array_id TEXT",
+            "CREATE INDEX scriptast_runs_sweep ON scriptast_runs (sweep, finished_at)",
+            "CREATE INDEX scriptast_runs_array ON scriptast_runs (array_id)",
         ],
     ]
 
