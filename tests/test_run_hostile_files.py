@@ -187,3 +187,25 @@ def test_a_cluster_log_that_is_a_link_is_never_read_through(tmp_path: Path) -> N
     tail.close()
     assert tail.refused == "a symbolic link: never read through"
     assert seen == [] and tail.offset == 0
+
+
+def test_a_rewound_log_is_read_once_its_new_run_has_written_it(tmp_path: Path) -> None:
+    """A requeued job seen running before its batch step truncated the log: the earlier run's
+    lines are not read into the new scanner; once the file is written anew, it is read from its
+    start; and a log written anew before the rewind is read whole when the job ends."""
+    log = tmp_path / "job.out"
+    log.write_text("first-run\nfirst-run again\n")
+    seen: list[bytes] = []
+    tail = LogTail(str(log), LogScanner(str(log), [], []), seen.append)
+    tail.read()
+    fresh = LogScanner(str(log), [], [])
+    tail.rewind(fresh)
+    assert tail.read() == 0 and list(fresh.last_lines) == []  # still the earlier run's
+    with open(log, "w") as stream:  # the new run truncates it and writes
+        stream.write("second-run\n")
+    tail.read()
+    assert list(fresh.last_lines) == ["second-run"]
+    ended = LogScanner(str(log), [], [])
+    tail.rewind(ended)  # written anew before the rewind, and never again
+    tail.close()
+    assert list(ended.last_lines) == ["second-run"]

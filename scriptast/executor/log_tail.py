@@ -58,6 +58,9 @@ class LogTail:
         self.sink = sink
         self.offset = 0
         self.refused: str | None = None
+        self.stale: tuple[int, int, int] | None = None
+        """What the file was when the job was seen running again (a rewind): until it changes
+        (the new run truncates it as it starts), what it holds is the earlier run's."""
 
     @property
     def exists(self) -> bool:
@@ -81,6 +84,10 @@ class LogTail:
             if not stat.S_ISREG(status.st_mode):
                 self.refused = REFUSALS[REFUSED_KIND]
                 return 0
+            if self.stale is not None:
+                if _stamp(status) == self.stale:
+                    return 0  # not written since the rewind: still the earlier run's
+                self.stale = None
             size = status.st_size
             if size < self.offset:
                 self.offset = 0
@@ -97,12 +104,25 @@ class LogTail:
         return total
 
     def rewind(self, scanner: LogScanner) -> None:
-        """Read the log again from its start, into `scanner`."""
+        """Read the log again from its start, into `scanner`, once the new run has written it
+        (a requeued job's batch step truncates it as it starts, which may come after the job is
+        seen running): the earlier run's lines never reach the new scanner."""
         self.offset, self.scanner = 0, scanner
+        try:
+            self.stale = _stamp(os.stat(self.path, follow_symlinks=False))
+        except OSError:
+            self.stale = None
 
     def close(self) -> None:
-        """The job is over: read what is left."""
+        """The job is over: read what is left (a log its last run never wrote to is read
+        whole: it was written anew before the rewind)."""
+        self.stale = None
         self.read(most=1 << 62)
+
+
+def _stamp(status: os.stat_result) -> tuple[int, int, int]:
+    """A file's identity and last change: inode, size, modification time."""
+    return status.st_ino, status.st_size, status.st_mtime_ns
 
 
 class LineSink:
