@@ -81,9 +81,10 @@ FIELDS = {
     "last, under a lock on work_dir): a file whose digest differs belongs to another emit, "
     "so an executor can tell a torn set after a kill -9.",
     "array": "`emit --requests FILE --array` only: the job array the job is a task of "
-    "(`script`, the array's batch script beside the sweep file), its `index` there, the task's "
-    "`output` and `error` in work_dir (`%A` the array's job id, `%a` the index) and the "
-    "sweep file's sha256 (`sweep`). The work dir's own script still runs the job alone.",
+    "(`script`, the array's batch script beside the sweep file, with its `script_sha256`, job "
+    "`name` and `limit`), its `index` there, the task's `output` and `error` (the array's, in "
+    "its folder: `%A` the array's job id, `%a` the index) and the sweep file's sha256 "
+    "(`sweep`). The work dir's own script still runs the job alone.",
 }
 
 RUN_READS = {
@@ -115,8 +116,10 @@ RUN_READS = {
     "files": "Each digest is checked before submitting; a mismatch is refused (`--force`).",
     "array": "The tasks given of one array are submitted with one sbatch (`--array` names "
     "their indices and limit), once the array script's sha256 is checked; each task is "
-    "followed as `ARRAY_INDEX` in the shared poll, its logs read in its work dir, and `cancel` "
-    "cancels that task alone. `--persistent` is refused for a task.",
+    "followed as `ARRAY_INDEX` in the shared poll, its logs read where the array writes them "
+    "(and linked into its work dir as `<job>_ARRAY_INDEX.out`), and `cancel` cancels that task "
+    "alone (the tasks of one array given together: one scancel). `--persistent` is refused "
+    "for a task.",
     "work_dir": "The folder the job belongs to: a job_spec.json in another folder (a copy, "
     "or a moved work dir) is refused, so it never runs, watches or cancels the original's job. "
     "The script, extra files and logs must lie inside it (remote logs inside remote_work_dir) "

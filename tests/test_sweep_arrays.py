@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -77,8 +78,12 @@ def test_a_sweep_of_two_shapes_is_two_arrays_and_each_task_knows_its_index(
                 digest,
             )
             own = spec(work_dir)["script_path"]
-            assert f"= {index} ]; then\n    exec bash {own} > {work_dir}/" in script
-            assert task["output"] == f"{Path(own).with_suffix('')}_%A_%a.out"
+            assert f" = {index} ]; then\n    exec bash {own}\nfi\n" in script
+            assert task["output"] == str(folder / f"{name}_%A_%a.out")
+            assert (
+                task["script_sha256"]
+                == hashlib.sha256((folder / f"{name}.slurm").read_bytes()).hexdigest()
+            )
         assert subprocess.run(["bash", "-n", str(folder / f"{name}.slurm")]).returncode == 0
     manifest = json.loads((folder / "arrays.json").read_text())
     assert [len(a["work_dirs"]) for a in manifest["arrays"]] == [6, 6]
@@ -216,10 +221,11 @@ def test_a_shape_the_cluster_takes_no_arrays_of_is_an_error() -> None:
 
 
 @pytest.mark.slurm
-def test_each_array_runs_under_slurm_with_each_tasks_log_in_its_work_dir(
+def test_each_array_runs_under_slurm_each_task_running_its_work_dirs_script(
     tmp_path: Path, cluster: Cluster
 ) -> None:
-    """Two partitions, two arrays; task i runs work dir i's own script, its output there."""
+    """Two partitions, two arrays; task i runs work dir i's own script, its output the
+    array's (`%A_%a` in the array's folder)."""
     base: dict[str, Any] = json.loads((ROOT / "examples/custom_local_slurm.json").read_text())
     lines = [
         {
@@ -318,7 +324,9 @@ def test_run_submits_one_sbatch_an_array_and_judges_every_task(
     assert len(arrays) == 2  # one sbatch an array
     for line, (work_dir, each) in enumerate(zip(work_dirs, records, strict=True)):
         assert each["job_id"].endswith(f"_{line // 2}")
-        assert each["out_log"].startswith(f"{work_dir}/")
+        assert each["out_log"].startswith(f"{tmp_path}/cs_arrays/cs_array{line % 2}_")
+        link = work_dir / f"custom_custom_{each['job_id']}.out"
+        assert os.readlink(link) == each["out_log"]
         if line == 5:
             assert (each["verdict"], each["exit_code"]) == ("FAILED", 3)
             assert "task-5-fails" in Path(each["out_log"]).read_text()
@@ -430,3 +438,79 @@ def test_a_sweep_the_store_does_not_hold_is_said(tmp_path: Path) -> None:
         done = subprocess.run([SCRIPTAST, "results", "sweep", *args, "--results", store],
                               capture_output=True, text=True)  # fmt: skip
         assert (done.returncode, done.stderr.startswith(said)) == (1, True), done.stderr
+
+
+@pytest.mark.slurm
+def test_cancel_of_the_sweep_cancels_each_array_with_one_scancel(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    work_dirs = custom_sweep(tmp_path, cluster, ["sleep 300"] * 4)
+    detached = scriptast_on(cluster, "run", "--no-store", "--detach", *map(str, work_dirs))
+    assert detached.returncode == 0, detached.stderr
+    wrappers, calls = tmp_path / "bin", tmp_path / "scancel.log"
+    wrappers.mkdir()
+    real = subprocess.run(["sh", "-c", "command -v scancel"], capture_output=True, text=True)
+    (wrappers / "scancel").write_text(
+        f'#!/bin/sh\necho "$*" >>{calls}\nexec {real.stdout.strip()} "$@"\n'
+    )
+    (wrappers / "scancel").chmod(0o755)
+    ids = [record(w)["job_id"] for w in work_dirs]
+    try:
+        env = cluster.env(SCRIPTAST_RESULTS=str(tmp_path / "results.db"))
+        env["PATH"] = f"{wrappers}:{env['PATH']}"
+        cancelled = subprocess.run([SCRIPTAST, "cancel", *map(str, work_dirs)],
+                                   capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert [record(w)["verdict"] for w in work_dirs] == ["CANCELLED"] * 4
+        sent = sorted(calls.read_text().splitlines())
+        by_array = sorted(" ".join(i for i in ids if i.startswith(a + "_")) for a in
+                          {i.split("_")[0] for i in ids})  # fmt: skip
+        assert sent == by_array  # one scancel an array, naming its tasks
+    finally:
+        for array_id in {i.split("_")[0] for i in ids}:
+            cluster.run("scancel", array_id)
+
+
+@pytest.mark.slurm
+def test_a_requeued_task_is_judged_on_its_last_run_as_a_batch_job_is(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    flag = tmp_path / "requeued_flag"
+    command = (
+        f"if [ ! -e {flag} ]; then touch {flag}; echo first-run; sleep 30; fi; echo second-run"
+    )
+    work_dirs = custom_sweep(tmp_path, cluster, [command, "echo other-task"])
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", "--no-store", "--poll-max", "2", *map(str, work_dirs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env(),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, "the task never ran"
+            if (work_dirs[0] / "run.json").exists():
+                found = record(work_dirs[0])
+                log = Path(found["out_log"] or "/nonexistent")  # "" while being submitted
+                if log.exists() and "first-run" in log.read_text():
+                    break
+            time.sleep(0.2)
+        task_id = found["job_id"]
+        requeued = cluster.run("scontrol", "requeue", task_id)
+        assert requeued.returncode == 0, requeued.stderr
+        for _ in range(50):  # Slurm holds a requeued job back a while; let it start again now
+            if cluster.run("scontrol", "update", f"jobid={task_id}", "starttime=now").returncode:
+                break
+            if "RUNNING" in cluster.run("squeue", "-h", "-j", task_id, "-o", "%T").stdout:
+                break
+            time.sleep(0.2)
+        out, err = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    found = record(work_dirs[0])
+    assert (found["verdict"], found["restarts"], found["job_id"]) == ("PASSED", 1, task_id)
+    assert "--- the job runs again (requeued): its log from the start ---" in out
+    assert any("second-run" in line for line in found["last_lines"])
+    assert not any("first-run" in line for line in found["last_lines"])
+    assert record(work_dirs[1])["verdict"] == "PASSED"

@@ -57,8 +57,9 @@ class JobLogs(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 class ArrayTask(msgspec.Struct, frozen=True, kw_only=True):
     """The Slurm job array a job is a task of (`emit --requests FILE --array`): the array's
     batch script (its sha256, its job name and how many of its tasks run at once), the job's
-    index in it, where the task's output goes (sbatch's `%A` for the array's job id, `%a` for
-    the index) and the sha256 of the sweep file it came from. The work dir's own script still
+    index in it, where the task's output goes (the array's `--output` and `--error` in its
+    folder: sbatch's `%A` for the array's job id, `%a` for the index; `run` links them into the
+    work dir) and the sha256 of the sweep file it came from. The work dir's own script still
     runs the job alone."""
 
     script: str

@@ -288,14 +288,16 @@ class Followed:
         self.save()
         return record
 
-    def request_cancel(self, why: str) -> None:
+    def request_cancel(self, why: str, send: bool = True) -> None:
         """Record that this job is being cancelled (so the `run` that follows it from another
-        process judges it CANCELLED, not by the exit code the cancel caused), then cancel."""
+        process judges it CANCELLED, not by the exit code the cancel caused), then cancel
+        (unless `send` is False: the caller cancels it with others in one command)."""
         self.record.cancel_requested_at = utc_now()
         self.record.notes += (why,)
         self.save()
         self.cancelled = True
-        self.cancel()
+        if send:
+            self.cancel()
 
     def _take_outside_cancel(self) -> None:
         """`scriptast cancel` from another terminal recorded a cancel of this very job in

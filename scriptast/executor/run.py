@@ -487,6 +487,21 @@ def watch_work_dirs(
         _close(session, options)
 
 
+def _cancel_recorded(open_runs: list[Followed], session: Session) -> None:
+    """Each open run recorded as cancelled, then cancelled: the tasks of one job array with
+    one command (a sweep's array as a whole), every other job by its own tracker."""
+    arrays: dict[str, list[str]] = {}
+    for followed in open_runs:
+        record = followed.record
+        alone = record.launch != "array" or not record.job_id or session.client is None
+        followed.request_cancel("cancelled by scriptast cancel", send=alone)
+        if not alone and record.job_id:
+            arrays.setdefault(record.job_id.split("_")[0], []).append(record.job_id)
+    for task_ids in arrays.values():
+        assert session.client is not None
+        session.client.cancel(task_ids)
+
+
 def _follow_recorded(
     recorded: list[tuple[LoadedJob, RunRecord]],
     session: Session,
@@ -503,10 +518,10 @@ def _follow_recorded(
             judged.append(record)
             continue
         followed = reattach(job, record, session, _writer(console, job, many), options)
-        if cancel:
-            followed.request_cancel("cancelled by scriptast cancel")
         open_runs.append(followed)
         judged.append(None)
+    if cancel:
+        _cancel_recorded(open_runs, session)
     concluded = iter(follow(open_runs, session, options, console))
     records = [record or next(concluded) for record in judged]
     code = report(records, console, json_output)

@@ -20,6 +20,7 @@ from scriptast.errors import ScriptastError
 from scriptast.schedulers.slurm.array_script import (
     ArrayMember,
     ArrayShape,
+    array_logs,
     array_script,
     index_ranges,
 )
@@ -216,6 +217,7 @@ def write_arrays(
         members = [t.member for t in array.tasks]
         path = posixpath.join(folder, f"{array.name}.slurm")
         text = emit(array_script(array.name, folder, array.shape, members, limit))
+        logs = array_logs(folder, array.name)
         files.append(OutputFile(path, text, executable=True))
         digest = hashlib.sha256(text.encode()).hexdigest()
         told += [
@@ -227,8 +229,8 @@ def write_arrays(
                     name=array.name,
                     index=index,
                     limit=limit,
-                    output=task.member.log(".out"),
-                    error=task.member.log(".err"),
+                    output=logs[0],
+                    error=logs[1],
                     sweep=sweep_digest,
                 ),
             )

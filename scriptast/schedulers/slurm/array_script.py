@@ -1,5 +1,6 @@
 """A Slurm job array of work dirs that share a shape: one batch script whose task i runs the
-i-th work dir's own batch script, with that task's output in its own work dir."""
+i-th work dir's own batch script, its output in the array's folder (linked from the work dir
+once the array is submitted)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ import msgspec
 
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import SbatchDirective, filename_literal
-from scriptast.model.statements import Command, Comment, If, Redirect, cmd, to_stderr
-from scriptast.model.words import Lit, Param, Word, concat
+from scriptast.model.statements import Command, Comment, If, cmd, to_stderr
+from scriptast.model.words import Lit, Param, concat
 
 TASK_ID = "SLURM_ARRAY_TASK_ID"
-ARRAY_ID = "SLURM_ARRAY_JOB_ID"
 
 
 class ArrayShape(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,16 +39,18 @@ class ArrayShape(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ArrayMember(msgspec.Struct, frozen=True, kw_only=True):
-    """One task: its work dir, that work dir's batch script, and the name its logs take."""
+    """One task: its work dir, that work dir's batch script, and the job's name."""
 
     work_dir: str
     script: str
     job_name: str
 
-    def log(self, suffix: str) -> str:
-        """The task's log in its work dir, as sbatch would name it: `%A` the array's job id,
-        `%a` the task's index (a `%` of the path written `%%`)."""
-        return f"{filename_literal(posixpath.join(self.work_dir, self.job_name))}_%A_%a{suffix}"
+
+def array_logs(folder: str, name: str) -> tuple[str, str]:
+    """The array's `--output` and `--error`, as sbatch reads them: in the array's folder,
+    `%A` the array's job id and `%a` a task's index (a `%` of the path written `%%`)."""
+    log = filename_literal(posixpath.join(folder, name))
+    return f"{log}_%A_%a.out", f"{log}_%A_%a.err"
 
 
 def array_directive(size: int, limit: int | None) -> SbatchDirective:
@@ -65,11 +67,11 @@ def array_script(
     limit: int | None,
 ) -> Script:
     """The array's batch script: the shape's header, `--array`, then one branch a task."""
-    log = filename_literal(posixpath.join(folder, name))
+    output, error = array_logs(folder, name)
     directives = [
         SbatchDirective(option="job-name", value=name),
-        SbatchDirective(option="output", value=f"{log}_%A_%a.out"),
-        SbatchDirective(option="error", value=f"{log}_%A_%a.err"),
+        SbatchDirective(option="output", value=output),
+        SbatchDirective(option="error", value=error),
         SbatchDirective(option="nodes", value=shape.nodes),
         SbatchDirective(option="ntasks", value=shape.ntasks),
         SbatchDirective(option="ntasks-per-node", value=shape.ntasks_per_node),
@@ -105,24 +107,12 @@ def _env(name: str) -> Param:
 
 
 def _task(index: int, member: ArrayMember) -> If:
-    """`if [ "${SLURM_ARRAY_TASK_ID:-}" = i ]; then exec bash SCRIPT >OUT 2>ERR; fi`."""
-    base = posixpath.join(member.work_dir, member.job_name)
+    """`if [ "${SLURM_ARRAY_TASK_ID:-}" = i ]; then exec bash SCRIPT; fi`: the task's output is
+    the array's, which slurmstepd opens anew for each run of the task (a requeue too)."""
     return If(
         condition=cmd("[", _env(TASK_ID), "=", str(index), "]"),
-        then=(
-            Command(
-                argv=(Lit(value="exec"), Lit(value="bash"), Lit(value=member.script)),
-                redirects=(
-                    Redirect(op=">", target=_log(base, index, ".out")),
-                    Redirect(op=">", target=_log(base, index, ".err"), fd=2),
-                ),
-            ),
-        ),
+        then=(Command(argv=(Lit(value="exec"), Lit(value="bash"), Lit(value=member.script))),),
     )
-
-
-def _log(base: str, index: int, suffix: str) -> Word:
-    return concat(f"{base}_", _env(ARRAY_ID), f"_{index}{suffix}")
 
 
 def index_ranges(indices: Sequence[int]) -> str:

@@ -200,6 +200,7 @@ class SlurmLauncher:
             record.out_log = log_path(own.output, array_id, own.name, own.index)
             record.err_log = log_path(own.error, array_id, own.name, own.index)
             record.notes += (f"task {own.index} of job array {array_id} ({own.name})",)
+            _link_logs(job, record, f"{array_id}_{own.index}")
             trackers.append(QueueTracker(backend, client, record))
         return trackers
 
@@ -212,6 +213,21 @@ class SlurmLauncher:
         if kind == "step" or (kind is None and record.pid is not None):
             return StepTracker(place, record, client)
         return QueueTracker(scheduler(job.spec.scheduler), client, record)
+
+
+def _link_logs(job: JobFiles, record: RunRecord, task_id: str) -> None:
+    """A link in the work dir to each of a task's logs (which the array writes in its own
+    folder), `<job name>_ARRAY_INDEX.out` and `.err`, where a person looks for them; nothing
+    is replaced, and run itself reads the logs where they are."""
+    import contextlib
+    import os
+
+    name = job.spec.logs.job_name or posixpath.splitext(posixpath.basename(job.script))[0]
+    for suffix, target in ((".out", record.out_log), (".err", record.err_log)):
+        if target:
+            link = posixpath.join(job.work_dir, f"{name}_{task_id}{suffix}")
+            with contextlib.suppress(OSError):  # one there already (a file or a link) stays
+                os.symlink(target, link)
 
 
 def _logs(record: RunRecord, place: Place, out: str, err: str | None) -> None:
