@@ -516,3 +516,20 @@ def test_one_file_is_replaced_whole_under_the_lock_and_nothing_else_is_touched(
     finally:
         os.close(descriptor)
     assert snapshot_dir(work) == {"job_spec.json": b"new\n", "other.txt": b"kept\n"}
+
+
+def test_a_record_is_synced_unless_it_says_what_the_queue_shows_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run.json's submission and verdict are synced to disk; a state the scheduler shows again
+    (PENDING, RUNNING) is written whole but not synced, which a crash may lose."""
+    from scriptast.workdir.files import replace_file
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    path = tmp_path / "run.json"
+    replace_file(str(path), "submitted\n")
+    assert len(synced) == 1 and path.read_text() == "submitted\n"
+    replace_file(str(path), "running\n", durable=False)
+    assert len(synced) == 1 and path.read_text() == "running\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]

@@ -159,7 +159,7 @@ class Follower:
             )
             if self._shown.get(job.name) != shown:
                 self._shown[job.name] = shown
-                job.save()
+                job.save(durable=False)  # the queue shows it again: a crash costs nothing
                 ident = f"job {job.record.job_id}" if job.record.job_id else "process"
                 self.status(f"{job.name}: {ident} {shown}")
 

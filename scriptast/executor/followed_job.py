@@ -186,10 +186,13 @@ class Followed:
         """The exit code the script's own last line printed, if it has."""
         return self.tails[0].scanner.exit_code
 
-    def save(self) -> None:
-        """Write run.json (whole or not at all), keeping a cancel another process recorded."""
+    def save(self, durable: bool = True) -> None:
+        """Write run.json (whole or not at all), keeping a cancel another process recorded;
+        not `durable`: not synced to disk (a state the scheduler shows again, which a crash
+        may lose)."""
         self._take_outside_cancel()
-        replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record))
+        replace_file(os.path.join(self.job.work_dir, RUN_FILE), encode_record(self.record),
+                     durable=durable)  # fmt: skip
 
     def queue_ids(self) -> list[str]:
         """The jobs this one is watched by in the scheduler's shared queue poll."""

@@ -59,10 +59,10 @@ def regular_bytes(path: str) -> bytes:
     return regular_file_bytes(path, EMITTED_BYTES, follow_links=False)[0]
 
 
-def replace_file(path: str, text: str | bytes) -> None:
-    """Write `path` whole or not at all (a temporary beside it, fsync, rename), without the
-    work_dir lock: for a record that changes while its job runs. An emit that removes stale
-    temporaries meanwhile costs a retry, never a half-written file."""
+def replace_file(path: str, text: str | bytes, *, durable: bool = True) -> None:
+    """Write `path` whole or not at all (a temporary beside it, fsync unless not `durable`,
+    rename), without the work_dir lock: for a record that changes while its job runs. An emit
+    that removes stale temporaries meanwhile costs a retry, never a half-written file."""
     folder, name = posixpath.split(path)
     temporary = posixpath.join(folder, f"{TEMP_PREFIX}{name}.{os.getpid()}")
     data = text.encode() if isinstance(text, str) else text
@@ -71,7 +71,8 @@ def replace_file(path: str, text: str | bytes) -> None:
             descriptor = created_anew(temporary)  # this process's own name
             try:
                 os.write(descriptor, data)
-                os.fsync(descriptor)
+                if durable:
+                    os.fsync(descriptor)
             finally:
                 os.close(descriptor)
             os.replace(temporary, path)
