@@ -48,17 +48,11 @@ print(sum(1 for job in jobs if job.result() is not None))
 
 
 def wrappers(folder: Path, log: Path) -> Path:
-    """Slurm's commands, each noting its call, then running the real one."""
-    bin_dir = folder / "wrappers"
-    bin_dir.mkdir()
-    for tool in COUNTED:
-        real = shutil.which(tool)
-        assert real, f"{tool} is not installed"
-        (bin_dir / tool).write_text(
-            f'#!/bin/sh\nprintf "%s {tool} %s\\n" "$(date +%s.%N)" "$*" >>{log}\nexec {real} "$@"\n'
-        )
-        (bin_dir / tool).chmod(0o755)
-    return bin_dir
+    """Slurm's commands, each noting its call (time, argv), then running the real one."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from executor_bench import _wrappers
+
+    return _wrappers(folder, log, COUNTED)
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float,

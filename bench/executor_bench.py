@@ -53,11 +53,12 @@ def _emit(folder: Path, name: str, command: str, slurm_env: Path, **more: Any) -
     return work
 
 
-def _wrappers(folder: Path, log: Path) -> Path:
-    """squeue, sacct and scontrol that note each call (time, argv) and run the real one."""
+def _wrappers(folder: Path, log: Path, tools: tuple[str, ...] = WRAPPED) -> Path:
+    """Slurm commands (squeue, sacct and scontrol) that note each call (time, argv) and run
+    the real one."""
     bin_dir = folder / "wrappers"
     bin_dir.mkdir()
-    for tool in WRAPPED:
+    for tool in tools:
         real = shutil.which(tool)
         assert real, f"{tool} is not installed"
         script = bin_dir / tool

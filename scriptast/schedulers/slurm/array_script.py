@@ -13,6 +13,7 @@ from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import SbatchDirective, filename_literal
 from scriptast.model.statements import Command, Comment, If, cmd, to_stderr
 from scriptast.model.words import Lit, Param, concat
+from scriptast.schedulers.slurm.batch_script import header
 
 TASK_ID = "SLURM_ARRAY_TASK_ID"
 
@@ -68,22 +69,7 @@ def array_script(
 ) -> Script:
     """The array's batch script: the shape's header, `--array`, then one branch a task."""
     output, error = array_logs(folder, name)
-    directives = [
-        SbatchDirective(option="job-name", value=name),
-        SbatchDirective(option="output", value=output),
-        SbatchDirective(option="error", value=error),
-        SbatchDirective(option="nodes", value=shape.nodes),
-        SbatchDirective(option="ntasks", value=shape.ntasks),
-        SbatchDirective(option="ntasks-per-node", value=shape.ntasks_per_node),
-    ]
-    if shape.gres:
-        directives.append(SbatchDirective(option="gres", value=shape.gres))
-    directives += [
-        SbatchDirective(option="time", value=shape.time_limit),
-        SbatchDirective(option="partition", value=shape.partition),
-        SbatchDirective(option="account", value=shape.account),
-        array_directive(len(members), limit),
-    ]
+    directives = [*header(name, output, error, shape), array_directive(len(members), limit)]
     body: list[Statement] = [cmd("set", "-euo", "pipefail")]
     body += [_task(index, member) for index, member in enumerate(members)]
     body += [

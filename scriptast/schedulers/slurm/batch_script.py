@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from typing import Protocol
 
 from scriptast.contract.job_spec import JobLogs
 from scriptast.model.script import Script, Statement
@@ -56,22 +57,48 @@ def directives(job: LaunchPlan) -> tuple[SbatchDirective, ...]:
     slurm = job.slurm
     assert slurm is not None
     logs = batch_logs(job)
+    assert logs.error is not None
+    return tuple(header(job.job_name, logs.output, logs.error, slurm))
+
+
+class SlurmShape(Protocol):
+    """The values of a batch script's header besides its name and logs."""
+
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def ntasks(self) -> int: ...
+    @property
+    def ntasks_per_node(self) -> int: ...
+    @property
+    def gres(self) -> str | None: ...
+    @property
+    def time_limit(self) -> str: ...
+    @property
+    def partition(self) -> str: ...
+    @property
+    def account(self) -> str: ...
+
+
+def header(name: str, output: str, error: str, shape: SlurmShape) -> list[SbatchDirective]:
+    """`#SBATCH` job name, logs, nodes, tasks, gres (when the partition has GPUs), time,
+    partition and account, in that order (a job's, or a job array's)."""
     found = [
-        SbatchDirective(option="job-name", value=job.job_name),
-        SbatchDirective(option="output", value=logs.output),
-        SbatchDirective(option="error", value=logs.error),
-        SbatchDirective(option="nodes", value=slurm.nodes),
-        SbatchDirective(option="ntasks", value=slurm.ntasks),
-        SbatchDirective(option="ntasks-per-node", value=slurm.ntasks_per_node),
+        SbatchDirective(option="job-name", value=name),
+        SbatchDirective(option="output", value=output),
+        SbatchDirective(option="error", value=error),
+        SbatchDirective(option="nodes", value=shape.nodes),
+        SbatchDirective(option="ntasks", value=shape.ntasks),
+        SbatchDirective(option="ntasks-per-node", value=shape.ntasks_per_node),
     ]
-    if slurm.gres:
-        found.append(SbatchDirective(option="gres", value=slurm.gres))
-    found += [
-        SbatchDirective(option="time", value=slurm.time_limit),
-        SbatchDirective(option="partition", value=slurm.partition),
-        SbatchDirective(option="account", value=slurm.account),
+    if shape.gres:
+        found.append(SbatchDirective(option="gres", value=shape.gres))
+    return [
+        *found,
+        SbatchDirective(option="time", value=shape.time_limit),
+        SbatchDirective(option="partition", value=shape.partition),
+        SbatchDirective(option="account", value=shape.account),
     ]
-    return tuple(found)
 
 
 def _env(name: str) -> Param:
