@@ -77,6 +77,49 @@ def test_kill_9_right_after_sbatch_leaves_a_record_watch_follows(
     assert any("found in the queue by its name and script" in n for n in found["notes"])
 
 
+def test_kill_9_right_after_an_arrays_sbatch_leaves_records_watch_follows(
+    runs: RunSite, tmp_path: Path
+) -> None:
+    """The tasks of a job array: each found again by the array's name and script and its own
+    index, then followed to its verdict."""
+    import json
+
+    from tests.test_categories import site_fields
+
+    lines = [
+        site_fields(
+            runs.site,
+            {
+                "account": "root",
+                "partition": "batch",
+                "workflow_type": "custom",
+                "custom_cmd": f"sleep 2; echo task-{n}",
+                "work_dir": str(runs.site.work(f"task{n}")),
+            },
+        )
+        for n in range(2)
+    ]
+    sweep = tmp_path / "pair.jsonl"
+    sweep.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    emitted = runs.run("emit", "--requests", str(sweep), "--array")
+    assert emitted.returncode == 0, emitted.stderr
+    works = [Path(line["work_dir"]) for line in lines]
+    done = runs.run("run", *map(str, works), **_faulty(runs, tmp_path, "kill-after"))
+    assert done.returncode == -9
+    for work in works:
+        left = record(work)
+        assert (left["state"], left["launch"], "job_id" in left) == ("SUBMITTING", "array", False)
+    watched = runs.run("watch", *map(str, works))
+    assert watched.returncode == 0, watched.stdout + watched.stderr
+    found = [record(work) for work in works]
+    assert [f["job_id"].split("_")[1] for f in found] == ["0", "1"]
+    assert len({f["job_id"].split("_")[0] for f in found}) == 1  # the one array
+    assert [f["verdict"] for f in found] == ["PASSED", "PASSED"]
+    assert all(any("found in the queue by its array's name" in n for n in f["notes"])
+               for f in found)  # fmt: skip
+    assert "task-1" in Path(found[1]["out_log"]).read_text()
+
+
 def test_sighup_during_sbatch_cancels_and_records_the_job(runs: RunSite, tmp_path: Path) -> None:
     work = _job(runs, "hangup", "sleep 60")
     done = runs.run("run", str(work), **_faulty(runs, tmp_path, "hup-during"))

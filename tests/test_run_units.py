@@ -284,6 +284,17 @@ def test_an_array_task_is_followed_by_its_array_id_and_index() -> None:
     assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": unsure})).queue(["9_5"]) is None
 
 
+def test_a_submission_is_found_again_by_name_and_script_and_a_task_by_its_array_id() -> None:
+    lines = "9_0|/w/s.slurm|\n9_1|/w/s.slurm|\n10|/w/s.slurm|\n9_2|/w/other.slurm|\n"
+    transport = FakeTransport({"squeue": Completed(code=0, out=lines, err="")})
+    client = SlurmClient(transport)
+    assert client.find("s_array0", "/w/s.slurm", tasks=True) == ["9_0", "9_1"]
+    asked = transport.calls[-1]
+    assert "--array" in asked and asked[asked.index("--Format") + 1] == "JobArrayID:|,Command:|"
+    assert client.find("s_array0", "/w/s.slurm") == ["10"]
+    assert transport.calls[-1][transport.calls[-1].index("--Format") + 1] == "JobID:|,Command:|"
+
+
 def _job(tmp_path: Path, name: str) -> LoadedJob:
     from scriptast.contract.job_spec import JobLogs, JobSpec
 

@@ -28,6 +28,9 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
     remote = job.spec.transport != LOCAL
     submitted = as_submitted(job)
     folder, name, script = submitted.folder, submitted.name, submitted.script
+    task = job.spec.array if record.launch == "array" else None
+    if task is not None and client is not None:
+        return _task_found_again(job, record, client)
     batch = record.launch == "batch" or record.submit_command[:1] == ("sbatch",)
     if batch and client is not None:
         ids = client.find(name, script)
@@ -66,6 +69,37 @@ def found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient | Non
         f"{job.work_dir}: its run ended while submitting, and no job of it is running: run it "
         "again with --again"
     )
+
+
+def _task_found_again(job: LoadedJob, record: RunRecord, client: SchedulerClient) -> RunRecord:
+    """A job array's task whose run ended between the array's sbatch and the task's record:
+    found by the array's name and script and the task's index."""
+    from scriptast.schedulers.launching import ArrayLauncher
+
+    task = job.spec.array
+    launcher = scheduler(job.spec.scheduler).launcher()
+    assert task is not None and isinstance(launcher, ArrayLauncher)
+    ids = [i for i in client.find(task.name, task.script, tasks=True)
+           if i.endswith(f"_{task.index}")]  # fmt: skip
+    if len(ids) > 1:
+        raise RunError(
+            f"{job.work_dir}: its run ended while submitting, and {len(ids)} tasks of its job "
+            f"array are queued ({', '.join(ids)}): cancel the ones you do not want with "
+            "scancel, then run it again with --again"
+        )
+    if not ids:
+        raise RunError(
+            f"{job.work_dir}: its run ended while submitting, and no task of its job array is "
+            "running: run it again with --again"
+        )
+    out, err = launcher.task_logs(job, ids[0].split("_")[0])
+    found = msgspec.structs.replace(record, job_id=ids[0], state="PENDING", out_log=out,
+                                    err_log=err)  # fmt: skip
+    found.notes += (
+        f"task {ids[0]} found in the queue by its array's name and script: the run that "
+        "submitted it ended before it recorded the task",
+    )
+    return found
 
 
 def _environment(pid: int) -> dict[str, str]:

@@ -191,6 +191,10 @@ class ArrayLauncher(Protocol):
         """The one command that submits the tasks `jobs` of one array."""
         ...
 
+    def task_logs(self, job: JobFiles, array_id: str) -> tuple[str, str]:
+        """A task's output and error logs once its array has `array_id`."""
+        ...
+
     def launch_array(
         self,
         jobs: Sequence[JobFiles],

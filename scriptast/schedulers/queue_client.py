@@ -58,9 +58,9 @@ class SchedulerClient(Protocol):
 
     def cancel(self, targets: Sequence[str]) -> Completed: ...
 
-    def find(self, name: str, script: str) -> list[str]:
+    def find(self, name: str, script: str, tasks: bool = False) -> list[str]:
         """This user's jobs named `name` that run `script` (a submission whose id was never
-        recorded, found again)."""
+        recorded, found again); `tasks`: the tasks of job arrays, each `ARRAY_INDEX`."""
         ...
 
     def not_ours(self, job_id: str, *, name: str, script: str | None = None,

@@ -6,6 +6,7 @@ the queue no longer shows is confirmed gone by a second source before it is take
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
@@ -27,6 +28,9 @@ SACCT_FIELDS = "JobID,State,ExitCode,Elapsed"
 OWNER_FORMAT = "JobArrayID:|,UserName:|,Name:|,Command:|"
 """Whose a job is: the controller's fields first, then the text its user chose."""
 _NO_ACCOUNTING = "accounting storage is disabled"
+PLAIN_ID = re.compile(r"\d+")
+TASK_ID = re.compile(r"\d+_\d+")
+"""A job's id, and a job array's task's (`ARRAY_INDEX`)."""
 
 
 def parse_code_signal(text: str) -> tuple[int | None, int | None]:
@@ -214,15 +218,17 @@ class SlurmClient:
         """`scancel` jobs or steps (`JOB.STEP`)."""
         return self.run(["scancel", *targets])
 
-    def find(self, name: str, script: str) -> list[str]:
+    def find(self, name: str, script: str, tasks: bool = False) -> list[str]:
         """This user's jobs named `name` whose batch script is `script`, as squeue shows them
-        (the whole line compared: `JobID|script|`)."""
-        done = self.run(["squeue", "--noheader", "--me", "--states=all", "--name", name,
-                         "--Format", "JobID:|,Command:|"])  # fmt: skip
+        (the whole line compared: `JobID|script|`); `tasks`: the tasks of job arrays, one a
+        line, named `ARRAY_INDEX`."""
+        field, shape = ("JobArrayID", TASK_ID) if tasks else ("JobID", PLAIN_ID)
+        done = self.run(["squeue", "--noheader", "--me", "--array", "--states=all", "--name",
+                         name, "--Format", f"{field}:|,Command:|"])  # fmt: skip
         found = []
         for line in done.out.splitlines():
             job_id, _, rest = line.strip().partition("|")
-            if job_id.isdigit() and rest == f"{script}|":
+            if shape.fullmatch(job_id) and rest == f"{script}|":
                 found.append(job_id)
         return sorted(found, key=_id_order)
 

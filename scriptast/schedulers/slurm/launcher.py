@@ -178,6 +178,12 @@ class SlurmLauncher:
         return client.submit_argv(task.script, options) if client else submit_command(
             task.script, options)  # fmt: skip
 
+    def task_logs(self, job: JobFiles, array_id: str) -> tuple[str, str]:
+        task = job.spec.array
+        assert task is not None
+        return (log_path(task.output, array_id, task.name, task.index),
+                log_path(task.error, array_id, task.name, task.index))  # fmt: skip
+
     def launch_array(
         self, jobs: Sequence[JobFiles], client: SchedulerClient | None,
         records: Sequence[RunRecord],
@@ -197,8 +203,7 @@ class SlurmLauncher:
             assert own is not None
             record.job_id = f"{array_id}_{own.index}"
             record.submit_command, record.state, record.launch = tuple(argv), "PENDING", "array"
-            record.out_log = log_path(own.output, array_id, own.name, own.index)
-            record.err_log = log_path(own.error, array_id, own.name, own.index)
+            record.out_log, record.err_log = self.task_logs(job, array_id)
             record.notes += (f"task {own.index} of job array {array_id} ({own.name})",)
             _link_logs(job, record, f"{array_id}_{own.index}")
             trackers.append(QueueTracker(backend, client, record))
