@@ -124,6 +124,30 @@ def test_a_sweep_above_max_array_size_is_split_and_said(tmp_path: Path) -> None:
     assert spec(tmp_path / "job11")["array"]["index"] == 1
 
 
+def test_jobs_whose_mounts_differ_are_apart_whatever_their_persistent_mode(
+    tmp_path: Path,
+) -> None:
+    """The mounts come from the resolved job, which job_spec.json names only in persistent
+    mode: without it, two models folders are still two shapes, and one is still one."""
+    other = tmp_path / "other_models"
+    other.mkdir()
+    lines = [
+        bench_line(
+            tmp_path,
+            i,
+            tp=2,
+            persistent_mode=False,
+            **({"models_path": str(other)} if i == 2 else {}),
+        )
+        for i in range(3)
+    ]
+    result = emit("--requests", str(write_sweep(tmp_path / "m.jsonl", lines)), "--array")
+    assert result.returncode == 0, result.stderr
+    assert "Wrote 2 job arrays for 3 jobs" in result.stdout
+    assert "m_array1.slurm: 1 task (lines 3): " in result.stdout
+    assert result.stdout.rstrip().endswith("apart from m_array0: its mounts differ")
+
+
 def test_a_re_emit_with_fewer_shapes_removes_the_arrays_it_no_longer_writes(
     tmp_path: Path,
 ) -> None:
@@ -193,15 +217,13 @@ def test_array_without_a_sweep_is_refused(tmp_path: Path) -> None:
 
 
 def _task(line: int, workflow: str, shape: ArrayShape, limit: int = 1001) -> tuple[int, Emitted]:
-    member = ArrayMember(work_dir=f"/w/{line}", script=f"/w/{line}/j.slurm", job_name="j")
-    return line, Emitted(
-        work_dir=f"/w/{line}", member=member, shape=shape, max_array_size=limit, workflow=workflow
-    )
+    member = ArrayMember(work_dir=f"/w/{line}", script=f"/w/{line}/j.slurm")
+    return line, Emitted(member=member, shape=shape, max_array_size=limit, workflow=workflow)
 
 
 SHAPE = ArrayShape(
     partition="batch", account="a", nodes=1, ntasks=2, ntasks_per_node=2, gres="gpu:2",
-    time_limit="01:00:00", image="img", mounts=None,
+    time_limit="01:00:00", image="img", mounts="",
 )  # fmt: skip
 
 

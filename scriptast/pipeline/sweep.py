@@ -105,7 +105,7 @@ def emit_request(request: Request, as_task: bool = False) -> str | Emitted | Non
             if problem is not None:
                 return problem
             write_outputs(output)
-            return emitted_task(output.job_spec, output.job.work_dir)
+            return emitted_task(output.job_spec, output.job.work_dir, output.job.mounts)
         write_outputs(output)
     except ScriptastError as error:
         return str(error)

@@ -16,7 +16,9 @@ import msgspec
 
 from scriptast.contract.job_spec import ArrayTask, JobSpec
 from scriptast.contract.work_dir_names import JOB_SPEC
+from scriptast.emitters.quote import pyxis_mounts
 from scriptast.errors import ScriptastError
+from scriptast.model.slurm import Mount
 from scriptast.schedulers.slurm.array_script import (
     ArrayMember,
     ArrayShape,
@@ -37,7 +39,6 @@ ARRAY_PLACE = ("slurm", "local")
 class Emitted(msgspec.Struct, frozen=True, kw_only=True):
     """What grouping needs of a job a sweep line wrote (a worker sends it back)."""
 
-    work_dir: str
     member: ArrayMember
     shape: ArrayShape
     max_array_size: int
@@ -74,19 +75,16 @@ def refusal(spec: JobSpec, persistent_asked: bool | None) -> str | None:
     return None
 
 
-def emitted_task(spec: JobSpec, work_dir: str) -> Emitted:
-    """The shape and task of a job a sweep line wrote (`refusal(spec)` is None)."""
+def emitted_task(spec: JobSpec, work_dir: str, mounts: Sequence[Mount]) -> Emitted:
+    """The shape and task of a job a sweep line wrote (`refusal(spec)` is None); `mounts`:
+    the job's container mounts, as resolved (job_spec.json names them only in persistent
+    mode)."""
     slurm = spec.slurm_params
     assert slurm is not None and spec.script_path is not None
     env = spec.slurm_env
     limit = env.max_array_size if env is not None and env.max_array_size is not None else None
     return Emitted(
-        work_dir=work_dir,
-        member=ArrayMember(
-            work_dir=work_dir,
-            script=spec.script_path,
-            job_name=spec.logs.job_name or posixpath.splitext(spec.script_name)[0],
-        ),
+        member=ArrayMember(work_dir=work_dir, script=spec.script_path),
         shape=ArrayShape(
             partition=slurm.partition,
             account=slurm.account,
@@ -96,21 +94,18 @@ def emitted_task(spec: JobSpec, work_dir: str) -> Emitted:
             gres=slurm.gres,
             time_limit=slurm.time_limit,
             image=spec.docker_image,
-            mounts=_shared_mounts(spec.container_mounts, work_dir),
+            mounts=_shared_mounts(mounts, work_dir),
         ),
         max_array_size=DEFAULT_MAX_ARRAY_SIZE if limit is None else limit,
         workflow=str(spec.workflow_type),
     )
 
 
-def _shared_mounts(mounts: str | None, work_dir: str) -> str | None:
-    """The mounts without the job's own work dir (each task's steps mount their own, which
-    the tasks of one array cannot share)."""
-    if not mounts:
-        return mounts
-    own = work_dir.rstrip("/")
-    kept = [m for m in mounts.split(",") if not (m.split(":")[0] + "/").startswith(own + "/")]
-    return ",".join(kept)
+def _shared_mounts(mounts: Sequence[Mount], work_dir: str) -> str:
+    """The mounts as pyxis takes them, without the job's own work dir (each task's steps
+    mount their own, which the tasks of one array cannot share)."""
+    own = work_dir.rstrip("/") + "/"
+    return pyxis_mounts(m for m in mounts if not (m.source.rstrip("/") + "/").startswith(own))
 
 
 def plan_arrays(stem: str, emitted: Sequence[tuple[int, Emitted]]) -> list[PlannedArray]:
@@ -180,6 +175,7 @@ def describe(planned: Sequence[PlannedArray], folder: str, limit: int | None) ->
 
 
 SAID = {"ntasks": "--ntasks", "ntasks_per_node": "--ntasks-per-node", "time_limit": "time"}
+"""A shape field as the summary names it (sbatch's option where it has one)."""
 
 
 RANGES_SHOWN = 6
@@ -213,6 +209,7 @@ def write_arrays(
     files: list[OutputFile] = []
     told: list[tuple[str, ArrayTask]] = []
     manifest: list[dict[str, object]] = []
+    digests: dict[str, str] = {}
     for array in planned:
         members = [t.member for t in array.tasks]
         path = posixpath.join(folder, f"{array.name}.slurm")
@@ -220,9 +217,10 @@ def write_arrays(
         logs = array_logs(folder, array.name)
         files.append(OutputFile(path, text, executable=True))
         digest = hashlib.sha256(text.encode()).hexdigest()
+        digests[posixpath.basename(path)] = digest
         told += [
             (
-                task.work_dir,
+                task.member.work_dir,
                 ArrayTask(
                     script=path,
                     script_sha256=digest,
@@ -241,12 +239,9 @@ def write_arrays(
                 "script": path,
                 "shape": msgspec.to_builtins(array.shape),
                 "limit": limit,
-                "work_dirs": [t.work_dir for t in array.tasks],
+                "work_dirs": [t.member.work_dir for t in array.tasks],
             }
         )
-    digests = {
-        posixpath.basename(f.path): hashlib.sha256(f.text.encode()).hexdigest() for f in files
-    }
     record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
     text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
     files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))

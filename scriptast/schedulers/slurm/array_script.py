@@ -12,8 +12,8 @@ import msgspec
 from scriptast.model.script import Script, Statement
 from scriptast.model.slurm import SbatchDirective, filename_literal
 from scriptast.model.statements import Command, Comment, If, cmd, to_stderr
-from scriptast.model.words import Lit, Param, concat
-from scriptast.schedulers.slurm.batch_script import header
+from scriptast.model.words import Lit, concat
+from scriptast.schedulers.slurm.batch_script import env_value, header
 
 TASK_ID = "SLURM_ARRAY_TASK_ID"
 
@@ -30,7 +30,7 @@ class ArrayShape(msgspec.Struct, frozen=True, kw_only=True):
     gres: str | None
     time_limit: str
     image: str
-    mounts: str | None
+    mounts: str
 
     def differences(self, other: ArrayShape) -> list[str]:
         """The names of the fields in which `other` differs, in field order."""
@@ -40,11 +40,10 @@ class ArrayShape(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ArrayMember(msgspec.Struct, frozen=True, kw_only=True):
-    """One task: its work dir, that work dir's batch script, and the job's name."""
+    """One task: its work dir and that work dir's batch script."""
 
     work_dir: str
     script: str
-    job_name: str
 
 
 def array_logs(folder: str, name: str) -> tuple[str, str]:
@@ -73,7 +72,11 @@ def array_script(
     body: list[Statement] = [cmd("set", "-euo", "pipefail")]
     body += [_task(index, member) for index, member in enumerate(members)]
     body += [
-        cmd("echo", concat("no work dir for array task ", _env(TASK_ID)), redirects=(to_stderr(),)),
+        cmd(
+            "echo",
+            concat("no work dir for array task ", env_value(TASK_ID)),
+            redirects=(to_stderr(),),
+        ),
         cmd("exit", "2"),
     ]
     return Script(
@@ -88,15 +91,11 @@ def array_script(
     )
 
 
-def _env(name: str) -> Param:
-    return Param(name=name, form="default")
-
-
 def _task(index: int, member: ArrayMember) -> If:
     """`if [ "${SLURM_ARRAY_TASK_ID:-}" = i ]; then exec bash SCRIPT; fi`: the task's output is
     the array's, which slurmstepd opens anew for each run of the task (a requeue too)."""
     return If(
-        condition=cmd("[", _env(TASK_ID), "=", str(index), "]"),
+        condition=cmd("[", env_value(TASK_ID), "=", str(index), "]"),
         then=(Command(argv=(Lit(value="exec"), Lit(value="bash"), Lit(value=member.script))),),
     )
 

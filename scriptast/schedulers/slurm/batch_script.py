@@ -101,7 +101,8 @@ def header(name: str, output: str, error: str, shape: SlurmShape) -> list[Sbatch
     ]
 
 
-def _env(name: str) -> Param:
+def env_value(name: str) -> Param:
+    """`"${NAME:-}"`: a variable Slurm sets, empty when it does not."""
     return Param(name=name, form="default")
 
 
@@ -114,10 +115,10 @@ def preamble() -> tuple[Statement, ...]:
     """`set -euo pipefail` and the job's identity on stdout."""
     return (
         cmd("set", "-euo", "pipefail"),
-        cmd("echo", concat("Job ID: ", _env("SLURM_JOB_ID"))),
-        cmd("echo", concat("Submit host: ", _env("SLURM_SUBMIT_HOST"))),
-        cmd("echo", concat("Nodes: ", _env("SLURM_JOB_NODELIST"))),
-        cmd("echo", concat("Tasks: ", _env("SLURM_NTASKS"))),
+        cmd("echo", concat("Job ID: ", env_value("SLURM_JOB_ID"))),
+        cmd("echo", concat("Submit host: ", env_value("SLURM_SUBMIT_HOST"))),
+        cmd("echo", concat("Nodes: ", env_value("SLURM_JOB_NODELIST"))),
+        cmd("echo", concat("Tasks: ", env_value("SLURM_NTASKS"))),
     )
 
 

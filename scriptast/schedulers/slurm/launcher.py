@@ -189,7 +189,8 @@ class SlurmLauncher:
         records: Sequence[RunRecord],
     ) -> list[Tracker]:  # fmt: skip
         """Submit the tasks `jobs` of one job array with one sbatch, filling each one's
-        record (its id `ARRAY_INDEX` and its logs in its work dir): their trackers."""
+        record (its id `ARRAY_INDEX`, and its logs, which the array writes in its folder and
+        a link in the work dir names): their trackers."""
         assert client is not None
         task = jobs[0].spec.array
         assert task is not None
