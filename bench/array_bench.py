@@ -81,24 +81,11 @@ def counted(log: Path) -> dict[str, Any]:
 
 def sweep_lines(folder: Path, slurm_env: Path, count: int, seed: int) -> Path:
     """`count` distinct custom jobs of one shape (sleep a second and a bit)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from executor_bench import custom_fields
+
     lines = [
-        json.dumps(
-            {
-                "workflow_type": "custom",
-                "execution_scenario": "local_slurm",
-                "work_dir": str(folder / f"job{n:03d}"),
-                "repo_root": str(ROOT / "tests/fixtures/trtllm"),
-                "slurm_env_file": str(slurm_env),
-                "partition": "batch",
-                "account": "root",
-                "llm_models_root": "/models",
-                "models_path": str(ROOT / "tests/fixtures/models"),
-                "custom_cmd": f"sleep 1.{seed}{n:03d}",
-                "install": False,
-                "time_limit": "00:10:00",
-                "persistent_mode": False,
-            }
-        )
+        json.dumps(custom_fields(folder / f"job{n:03d}", f"sleep 1.{seed}{n:03d}", slurm_env))
         for n in range(count)
     ]
     path = folder / "sweep.jsonl"

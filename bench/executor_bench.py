@@ -33,7 +33,13 @@ def _emit(folder: Path, name: str, command: str, slurm_env: Path, **more: Any) -
     from scriptast.pipeline.emit_job import generate, write_outputs
 
     work = folder / name
-    fields: dict[str, Any] = {
+    write_outputs(generate(build_request(custom_fields(work, command, slurm_env, **more), {})))
+    return work
+
+
+def custom_fields(work: Path, command: str, slurm_env: Path, **more: Any) -> dict[str, Any]:
+    """The request of a custom job on the test cluster's batch partition (no install)."""
+    return {
         "workflow_type": "custom",
         "execution_scenario": "local_slurm",
         "work_dir": str(work),
@@ -49,8 +55,6 @@ def _emit(folder: Path, name: str, command: str, slurm_env: Path, **more: Any) -
         "time_limit": "00:10:00",
         **more,
     }
-    write_outputs(generate(build_request(fields, {})))
-    return work
 
 
 def _wrappers(folder: Path, log: Path, tools: tuple[str, ...] = WRAPPED) -> Path:
