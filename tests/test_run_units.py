@@ -278,6 +278,10 @@ def test_an_array_task_is_followed_by_its_array_id_and_index() -> None:
     assert again is not None and again["9_2"].state == "RUNNING"
     other = SlurmClient(FakeTransport({"squeue": empty, "scontrol": Completed(0, shown, "")}))
     assert other.queue(["9_20"]) is None  # another task's answer is not this one's
+    named = "JobId=9 JobName=x_ArrayJobId=5_ArrayTaskId=3 ArrayJobId=5 ArrayTaskId=3 \n"
+    spoofed = Completed(0, named + "   JobState=RUNNING Reason=None\n", "")
+    fooled = SlurmClient(FakeTransport({"squeue": empty, "scontrol": spoofed}))
+    assert fooled.queue(["5_3"]) is None  # a name that holds the words is not the task
     dropped = Completed(code=1, out="Job 9_5 not found\n", err="")
     assert SlurmClient(FakeTransport({"squeue": empty, "scontrol": dropped})).queue(["9_5"]) == {}
     unsure = Completed(code=1, out="Job 9_6 not found\n", err="")

@@ -298,10 +298,10 @@ def _scontrol_state(text: str, job_id: str) -> str | None:
     """JobState in `scontrol show job ID`'s answer (one field group a line): the first word of
     the line that starts with it, once the first line names the job."""
     lines = text.splitlines()
-    first = f" {lines[0].strip()} " if lines else ""
+    first = f"{lines[0].strip()} " if lines else ""
     array, _, task = job_id.partition("_")  # an array's task: `JobId=N ArrayJobId=A ArrayTaskId=I`
-    named = f" ArrayJobId={array} ArrayTaskId={task} " if task else f" JobId={job_id} "
-    if named not in first or not first.startswith(" JobId="):
+    named = rf"JobId=\d+ ArrayJobId={array} ArrayTaskId={task} " if task else rf"JobId={job_id} "
+    if not re.match(named, first):  # the controller's fields, before any text a user chose
         return None
     for line in lines[1:]:
         if line.strip().startswith("JobState="):
