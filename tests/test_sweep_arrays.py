@@ -148,6 +148,31 @@ def test_jobs_whose_mounts_differ_are_apart_whatever_their_persistent_mode(
     assert result.stdout.rstrip().endswith("apart from m_array0: its mounts differ")
 
 
+def test_run_submits_an_array_only_as_emit_wrote_it_for_these_work_dirs(tmp_path: Path) -> None:
+    """The array script is emit's (its sha256) and its branch for a task's index runs that
+    task's own script: a job_spec.json edited to another task's index, or an array script
+    edited after emit, is refused before anything is submitted."""
+    from scriptast.errors import RunError
+    from scriptast.executor.job_files import load_job
+    from scriptast.schedulers.slurm.launcher import SlurmLauncher
+
+    sweep = write_sweep(tmp_path / "c.jsonl", [bench_line(tmp_path, i, tp=2) for i in range(2)])
+    assert emit("--requests", str(sweep), "--array").returncode == 0
+    works = [tmp_path / f"job0{i}" for i in range(2)]
+    launcher = SlurmLauncher()
+    launcher.check_array([load_job(str(w)) for w in works])
+    edited = spec(works[1])
+    edited["array"]["index"] = 0  # task 0's branch runs job00's script, not this one's
+    (works[1] / "job_spec.json").write_text(json.dumps(edited))
+    with pytest.raises(RunError, match=r"task 0 of .*c_array0\.slurm does not run this work dir"):
+        launcher.check_array([load_job(str(works[1]))])
+    launcher.check_array([load_job(str(works[0]))])
+    script = tmp_path / "c_arrays/c_array0.slurm"
+    script.write_text(script.read_text() + "echo more\n")
+    with pytest.raises(RunError, match="is not the job array script emit wrote"):
+        launcher.check_array([load_job(str(works[0]))])
+
+
 def test_a_re_emit_with_fewer_shapes_removes_the_arrays_it_no_longer_writes(
     tmp_path: Path,
 ) -> None:

@@ -187,6 +187,11 @@ class ArrayLauncher(Protocol):
         """The array script `job` is submitted with as a task (None: it runs alone)."""
         ...
 
+    def check_array(self, jobs: Sequence[JobFiles]) -> None:
+        """RunError unless the tasks `jobs` name one array script, it is the one emit wrote,
+        and each task's branch of it runs that task's own script."""
+        ...
+
     def array_command(self, jobs: Sequence[JobFiles], client: SchedulerClient | None) -> list[str]:
         """The one command that submits the tasks `jobs` of one array."""
         ...

@@ -125,7 +125,7 @@ def submit_array(
     submitted and each task's record written. A task that cannot be recorded is cancelled."""
     launcher = launcher_of(jobs[0])
     assert isinstance(launcher, ArrayLauncher)
-    _check_array_script(jobs)
+    launcher.check_array(jobs)
     command = tuple(launcher.array_command(jobs, session.client))
     before: list[bytes | None] = []
     try:
@@ -153,27 +153,6 @@ def submit_array(
     except WriteError as error:
         raise RunError(str(error)) from None
     return followed
-
-
-def _check_array_script(jobs: Sequence[LoadedJob]) -> None:
-    """The tasks name one array script, and it is the one emit wrote (its digest, read never
-    through a link), or RunError: nothing else is submitted on their behalf."""
-    import hashlib
-
-    from scriptast.executor.job_files import read_regular
-
-    tasks = [job.spec.array for job in jobs]
-    first = tasks[0]
-    assert first is not None
-    for job, task in zip(jobs, tasks, strict=True):
-        if task is None or (task.script, task.script_sha256) != (first.script, first.script_sha256):
-            raise RunError(f"{job.work_dir} is not a task of job array {first.script}")
-    data = read_regular(first.script, "job array script", follow_links=False)
-    if hashlib.sha256(data).hexdigest() != first.script_sha256:
-        raise RunError(
-            f"{first.script} is not the job array script emit wrote for these work dirs (its "
-            "sha256 differs): not submitted; emit the sweep again with --array"
-        )
 
 
 def _journal(job: LoadedJob, command: tuple[str, ...], kind: Launch) -> bytes | None:

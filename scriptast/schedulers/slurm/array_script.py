@@ -70,7 +70,7 @@ def array_script(
     output, error = array_logs(folder, name)
     directives = [*header(name, output, error, shape), array_directive(len(members), limit)]
     body: list[Statement] = [cmd("set", "-euo", "pipefail")]
-    body += [_task(index, member) for index, member in enumerate(members)]
+    body += [task_branch(index, member.script) for index, member in enumerate(members)]
     body += [
         cmd(
             "echo",
@@ -91,12 +91,12 @@ def array_script(
     )
 
 
-def _task(index: int, member: ArrayMember) -> If:
+def task_branch(index: int, script: str) -> If:
     """`if [ "${SLURM_ARRAY_TASK_ID:-}" = i ]; then exec bash SCRIPT; fi`: the task's output is
     the array's, which slurmstepd opens anew for each run of the task (a requeue too)."""
     return If(
         condition=cmd("[", env_value(TASK_ID), "=", str(index), "]"),
-        then=(Command(argv=(Lit(value="exec"), Lit(value="bash"), Lit(value=member.script))),),
+        then=(Command(argv=(Lit(value="exec"), Lit(value="bash"), Lit(value=script))),),
     )
 
 

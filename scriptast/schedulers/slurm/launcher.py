@@ -17,7 +17,7 @@ from scriptast.schedulers.launching import Ending, JobFiles, LaunchChoice, Place
 from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm import allocation
-from scriptast.schedulers.slurm.array_script import index_ranges
+from scriptast.schedulers.slurm.array_script import index_ranges, task_branch
 from scriptast.schedulers.slurm.backend import submit_command
 from scriptast.schedulers.tracking import ProcessTracker, QueueTracker
 
@@ -166,6 +166,46 @@ class SlurmLauncher:
                 "submits an array whole: drop --persistent"
             )
         return task.script
+
+    def check_array(self, jobs: Sequence[JobFiles]) -> None:
+        """The tasks name one array script, it is the one emit wrote (its sha256, read never
+        through a link), and its branch for each task's index runs that work dir's script, as
+        emit writes the branch: nothing else is submitted on their behalf."""
+        import hashlib
+
+        from scriptast.common.text_files import regular_file_bytes
+        from scriptast.emitters.bash import BashEmitter
+
+        first = jobs[0].spec.array
+        assert first is not None
+        for job in jobs:
+            task = job.spec.array
+            if task is None or (task.script, task.script_sha256) != (
+                first.script,
+                first.script_sha256,
+            ):
+                raise RunError(f"{job.work_dir} is not a task of job array {first.script}")
+        try:
+            data = regular_file_bytes(first.script, follow_links=False)[0]
+        except OSError as error:
+            raise RunError(
+                f"cannot read job array script {first.script}: {error.strerror}: "
+                "not submitted; emit the sweep again with --array"
+            ) from None
+        if hashlib.sha256(data).hexdigest() != first.script_sha256:
+            raise RunError(
+                f"{first.script} is not the job array script emit wrote for these work dirs (its "
+                "sha256 differs): not submitted; emit the sweep again with --array"
+            )
+        text = data.decode("utf-8", "replace")
+        for job in jobs:
+            index = job.spec.array.index if job.spec.array else -1
+            lines = BashEmitter().statement(task_branch(index, job.script), 0)
+            if "\n" + "\n".join(lines) + "\n" not in text:
+                raise RunError(
+                    f"{job.work_dir}: task {index} of {first.script} does not run this work "
+                    f"dir's script {job.script}: not submitted; emit the sweep again with --array"
+                )
 
     def array_command(self, jobs: Sequence[JobFiles], client: SchedulerClient | None) -> list[str]:
         """The one sbatch that submits the tasks `jobs` of one job array (`--array` names their
