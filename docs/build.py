@@ -118,8 +118,9 @@ RUN_READS = {
     "their indices and limit), once the array script's sha256 is checked; each task is "
     "followed as `ARRAY_INDEX` in the shared poll, its logs read where the array writes them "
     "(and linked into its work dir as `<job>_ARRAY_INDEX.out`), and `cancel` cancels that task "
-    "alone (the tasks of one array given together: one scancel). `--persistent` is refused "
-    "for a task.",
+    "alone (the tasks of one array given together: one scancel). `--array-task 3` (or "
+    "`0-4`, `1,3`) runs only the tasks of those indices, of the work dirs given or of an "
+    "array script named in its folder's arrays.json. `--persistent` is refused for a task.",
     "work_dir": "The folder the job belongs to: a job_spec.json in another folder (a copy, "
     "or a moved work dir) is refused, so it never runs, watches or cancels the original's job. "
     "The script, extra files and logs must lie inside it (remote logs inside remote_work_dir) "

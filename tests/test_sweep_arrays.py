@@ -241,6 +241,65 @@ def test_array_without_a_sweep_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "w").exists()
 
 
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SCRIPTAST, "run", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def test_array_task_runs_only_the_tasks_asked_from_work_dirs_or_an_array_script(
+    tmp_path: Path,
+) -> None:
+    lines = [bench_line(tmp_path, i, tp=1 + i % 2) for i in range(6)]
+    sweep = write_sweep(tmp_path / "tp.jsonl", lines)
+    assert emit("--requests", str(sweep), "--array", "--array-limit", "2").returncode == 0
+    folder = tmp_path / "tp_arrays"
+    work_dirs = [str(tmp_path / f"job{i:02d}") for i in range(6)]
+    both = run_cli("--dry-run", "--array-task", "1", *work_dirs)
+    assert both.returncode == 0, both.stderr
+    assert both.stdout.splitlines() == [
+        f"sbatch --parsable --array=1%2 {folder}/tp_array{k}.slurm" for k in (0, 1)
+    ]
+    script = str(folder / "tp_array1.slurm")
+    one = run_cli("--dry-run", script, "--array-task", "0,2")
+    assert one.stdout.splitlines() == [f"sbatch --parsable --array=0,2%2 {script}"]
+    whole = run_cli("--dry-run", script)
+    assert whole.stdout.splitlines() == [f"sbatch --parsable --array=0-2%2 {script}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--array-task", "7", "{work}/job00"], "no task of index 7 among the work dirs given"),
+        (["--array-task", "1-x", "{work}/job00"], "--array-task '1-x' is not a list of task"),
+        (["--array-task", "3-1", "{work}/job00"], "the range 3-1 runs backwards"),
+        (["--array-task", "0", "{work}/alone"], "{work}/alone is not a task of a job array"),
+        (["{work}/tp.jsonl"], "{work}/tp.jsonl is a file, not a work dir"),
+        (["{work}/other.slurm"], "{work}/other.slurm is a file, not a work dir"),
+        (["{work}/tp_arrays/stray.slurm"], "is not an array script {work}/tp_arrays/arrays.json"),
+    ],
+    ids=["no-such-index", "not-indices", "backwards", "no-array", "a-file", "not-an-array",
+         "not-listed"],
+)  # fmt: skip
+def test_a_bad_array_task_is_refused_and_nothing_is_submitted(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    sweep = write_sweep(tmp_path / "tp.jsonl", [bench_line(tmp_path, i, tp=2) for i in range(2)])
+    assert emit("--requests", str(sweep), "--array").returncode == 0
+    alone = bench_line(tmp_path, 9, tp=2, work_dir=str(tmp_path / "alone"))
+    request = tmp_path / "alone.json"
+    request.write_text(json.dumps(alone))
+    assert emit("--request", str(request)).returncode == 0
+    (tmp_path / "other.slurm").write_text("#!/bin/bash\n")
+    (tmp_path / "tp_arrays/stray.slurm").write_text("#!/bin/bash\n")
+    result = run_cli("--no-store", *(a.format(work=tmp_path) for a in args))
+    # run's errors exit 2 (its exit codes: 0 passed, 2 error, 10 and up a verdict)
+    assert (result.returncode, result.stderr.splitlines()) == (2, [result.stderr.strip()])
+    assert result.stderr.startswith("error: ")
+    assert said.format(work=tmp_path) in result.stderr
+    assert not list(tmp_path.glob("*/run.json"))
+
+
 def _task(line: int, workflow: str, shape: ArrayShape, limit: int = 1001) -> tuple[int, Emitted]:
     member = ArrayMember(work_dir=f"/w/{line}", script=f"/w/{line}/j.slurm")
     return line, Emitted(member=member, shape=shape, max_array_size=limit, workflow=workflow)
@@ -386,6 +445,19 @@ def test_run_submits_one_sbatch_an_array_and_judges_every_task(
         "PASSED"
     ) == 11
     assert result.stdout.rstrip().endswith("1 FAILED, 11 PASSED")
+
+
+@pytest.mark.slurm
+def test_one_task_of_an_array_runs_alone_with_array_task(tmp_path: Path, cluster: Cluster) -> None:
+    work_dirs = custom_sweep(tmp_path, cluster, [f"echo task-{i}-done" for i in range(4)])
+    script = tmp_path / "cs_arrays/cs_array0.slurm"  # lines 0 and 2: indices 0 and 1
+    result = scriptast_on(cluster, "run", "--no-store", str(script), "--array-task", "1")
+    assert result.returncode == 0, result.stderr
+    ran = record(work_dirs[2])
+    assert (ran["verdict"], ran["launch"]) == ("PASSED", "array")
+    assert ran["job_id"].endswith("_1")
+    assert "task-2-done" in Path(ran["out_log"]).read_text()
+    assert [w.name for w in work_dirs if (w / "run.json").exists()] == ["job02"]
 
 
 @pytest.mark.slurm

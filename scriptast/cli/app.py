@@ -387,6 +387,12 @@ def run(
     baseline: str | None = BASELINE,
     baseline_runs: int = BASELINE_RUNS,
     tolerance: str = TOLERANCE,
+    array_task: str | None = typer.Option(
+        None,
+        "--array-task",
+        help="Of the job arrays' tasks given (work dirs, or an array script emit wrote), run "
+        "only these indices: 3, 0-4, 1,3,5-7 (one sbatch --array=INDICES an array).",
+    ),
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
     from scriptast.executor.options import RunOptions
@@ -414,6 +420,7 @@ def run(
         baseline=_baseline(baseline),
         baseline_runs=baseline_runs,
         tolerance=_tolerance(tolerance),
+        array_task=array_task,
     )
     _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
 

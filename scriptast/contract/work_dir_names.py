@@ -8,3 +8,6 @@ RUN_FILE = "run.json"
 EXIT_FILE = "run.exit"
 """A process job's exit code, written when it ends, so that `watch` from another process
 reads it too."""
+ARRAYS_MANIFEST = "arrays.json"
+"""The manifest `emit --requests FILE --array` writes beside a sweep's array scripts: each
+array's script, shape, limit and work dirs, and the files written."""

@@ -50,6 +50,8 @@ class RunOptions(msgspec.Struct, kw_only=True):
     baseline_runs: int = 5
     tolerance: float = 5.0
     """In %: how far a figure may fall (or rise, the way it regresses) from its history."""
+    array_task: str | None = None
+    """`--array-task`: of the job arrays' tasks given, only those of these indices (3, 0-4)."""
 
 
 class Writer(msgspec.Struct, frozen=True):

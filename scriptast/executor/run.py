@@ -18,6 +18,7 @@ from scriptast.contract.run_record import Attempt, RunRecord, Verdict, encode_re
 from scriptast.contract.transport import Transport
 from scriptast.contract.work_dir_names import RUN_FILE
 from scriptast.errors import RunError
+from scriptast.executor.array_tasks import parse_indices, select_tasks, work_dirs_of
 from scriptast.executor.follow_loop import Follower, terminal_progress
 from scriptast.executor.followed_job import Followed
 from scriptast.executor.interrupts import cancelling, still_out
@@ -299,7 +300,10 @@ def run_work_dirs(
     """`scriptast run`: submit every work_dir's job, follow them all, judge each."""
     console = console or Console.standard(json_output)
     location = locate(options.results)  # a URL that is not a store is refused before anything
-    jobs = load_jobs(work_dirs, options.reference, options.force, options)
+    ranges = None if options.array_task is None else parse_indices(options.array_task)
+    jobs = load_jobs(work_dirs_of(work_dirs), options.reference, options.force, options)
+    if ranges is not None:
+        jobs = select_tasks(jobs, ranges)
     if options.dry_run:
         import shlex
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 
 from scriptast.contract.job_spec import ArrayTask, JobSpec
-from scriptast.contract.work_dir_names import JOB_SPEC
+from scriptast.contract.work_dir_names import ARRAYS_MANIFEST, JOB_SPEC
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.errors import ScriptastError
 from scriptast.model.slurm import Mount
@@ -29,9 +29,6 @@ from scriptast.schedulers.slurm.array_script import (
 
 DEFAULT_MAX_ARRAY_SIZE = 1001
 """Slurm's MaxArraySize when slurm_env.json does not say (`scontrol show config`)."""
-ARRAYS_MANIFEST = "arrays.json"
-"""The arrays folder's manifest: each array's script, shape and work dirs, and the files
-written, so that a later emit removes arrays it no longer writes."""
 ARRAY_PLACE = ("slurm", "local")
 """The scheduler and transport of a job an array can hold (files here, queued by sbatch)."""
 
