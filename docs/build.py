@@ -85,6 +85,10 @@ FIELDS = {
     "`name` and `limit`), its `index` there, the task's `output` and `error` (the array's, in "
     "its folder: `%A` the array's job id, `%a` the index) and the sweep file's sha256 "
     "(`sweep`). The work dir's own script still runs the job alone.",
+    "processes": "`emit --requests FILE --array` only, a docker job: it is one of the "
+    "sweep's processes (docker has no job arrays), its group `name`, its `index` there, how "
+    "many of them run at once (`limit`: `--array-limit`, else 1) and the sweep file's sha256 "
+    "(`sweep`). Its container is named for its sweep line, so that they run side by side.",
 }
 
 RUN_READS = {
@@ -121,6 +125,10 @@ RUN_READS = {
     "alone (the tasks of one array given together: one scancel). `--array-task 3` (or "
     "`0-4`, `1,3`) runs only the tasks of those indices, of the work dirs given or of an "
     "array script named in its folder's arrays.json. `--persistent` is refused for a task.",
+    "processes": "Of the work dirs given, at most `limit` of one group run at once: the rest "
+    "start as one ends (in the order given), the table keeps that order, and a stop (Ctrl-C, "
+    "a timeout) starts no more, naming those never started. `--detach` is refused when some "
+    "would wait, as only a run that stays can start them; `--array-task` selects by `index`.",
     "work_dir": "The folder the job belongs to: a job_spec.json in another folder (a copy, "
     "or a moved work dir) is refused, so it never runs, watches or cancels the original's job. "
     "The script, extra files and logs must lie inside it (remote logs inside remote_work_dir) "

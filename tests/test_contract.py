@@ -159,6 +159,7 @@ def test_a_job_spec_without_the_contracts_fields_is_refused(site: Site) -> None:
     (work / "job_spec.json").write_text(json.dumps(written))
     with pytest.raises(RunError, match="was not written by this version of scriptast"):
         load_job(str(work))
-    # files, then array last: an array's task is told its array in a job_spec.json written
-    # before (pipeline/sweep_arrays.py puts the field last of emit's own)
-    assert JobSpec.__struct_fields__[-2:] == ("files", "array")
+    # files, then array and processes last: a sweep's task is told its array (a docker job:
+    # its processes) in a job_spec.json written before (pipeline/sweep_arrays.py puts the
+    # field last of emit's own, and a job has one of the two)
+    assert JobSpec.__struct_fields__[-3:] == ("files", "array", "processes")

@@ -148,7 +148,7 @@ def test_a_pool_broken_while_work_is_still_handed_out_costs_no_line(
     def requests() -> Any:
         for number, request in enumerate(["ok", "die", "ok", "bad", "ok", "ok"], start=1):
             planned.append((number, request, None))
-            yield request
+            yield number, request
             if request == "die":
                 time.sleep(1.0)  # the worker is dead before the next line is handed out
 
@@ -161,7 +161,7 @@ def test_a_pool_broken_while_work_is_still_handed_out_costs_no_line(
     assert [outcomes[n] for n in (1, 3, 5, 6)] == [None, None, None, None]
 
 
-def _emit_or_die(request: object, as_task: bool = False) -> str | None:
+def _emit_or_die(request: object, as_task: bool = False, line: int = 0) -> str | None:
     """A worker's emit that dies on the line "die" (module level: the pool pickles it)."""
     import os
 

@@ -190,10 +190,10 @@ def test_a_re_emit_with_fewer_shapes_removes_the_arrays_it_no_longer_writes(
 def test_a_line_that_cannot_be_an_array_task_fails_alone_and_is_not_written(
     tmp_path: Path,
 ) -> None:
-    docker: dict[str, Any] = json.loads((ROOT / "examples/bench_local_docker.json").read_text())
+    remote: dict[str, Any] = json.loads((ROOT / "examples/bench_remote_slurm.json").read_text())
     lines = [
         bench_line(tmp_path, 0, tp=2),
-        {**docker, "work_dir": str(tmp_path / "docker")},
+        {**remote, "work_dir": str(tmp_path / "remote")},
         bench_line(tmp_path, 2, tp=2, persistent_mode=True),
         bench_line(tmp_path, 3, tp=2),
     ]
@@ -201,11 +201,166 @@ def test_a_line_that_cannot_be_an_array_task_fails_alone_and_is_not_written(
     assert result.returncode == 1
     errors = result.stderr.splitlines()
     assert errors[0].startswith(f"{tmp_path}/m.jsonl line 2: error: --array writes Slurm job")
-    assert "and this request is local_docker" in errors[0]
+    assert "and this request is remote_slurm" in errors[0]
     assert errors[1].startswith(f"{tmp_path}/m.jsonl line 3: error: a persistent allocation")
-    assert not (tmp_path / "docker").exists() and not (tmp_path / "job02").exists()
+    assert not (tmp_path / "remote").exists() and not (tmp_path / "job02").exists()
     assert "Wrote 1 job array for 2 jobs" in result.stdout
     assert spec(tmp_path / "job03")["array"]["index"] == 1
+
+
+def docker_line(work: Path, index: int, **changes: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = json.loads((ROOT / "examples/custom_local_docker.json").read_text())
+    fields.update(work_dir=str(work / f"job{index:02d}"), **changes)
+    return fields
+
+
+def test_a_sweeps_docker_jobs_are_its_processes_each_container_named_for_its_line(
+    tmp_path: Path,
+) -> None:
+    lines = [bench_line(tmp_path, 0, tp=2), *(docker_line(tmp_path, i) for i in (1, 2, 3))]
+    sweep = write_sweep(tmp_path / "d.jsonl", lines)
+    result = emit("--requests", str(sweep), "--array", "--array-limit", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "3 docker jobs (lines 2-4) run as processes here, at most 2 at once: run of their "
+        "work dirs starts the next as one ends"
+    )
+    assert "Wrote 1 job array for 1 job into" in result.stdout
+    digest = hashlib.sha256(sweep.read_bytes()).hexdigest()
+    names = set()
+    for index, line in enumerate((1, 2, 3)):
+        written = spec(tmp_path / f"job{line:02d}")
+        assert "array" not in written
+        assert list(written)[-1] == "processes"  # where JobSpec has it: the field order holds
+        assert written["processes"] == {"name": "d_processes", "index": index, "limit": 2,
+                                        "sweep": digest}  # fmt: skip
+        name = re.search(r"--name (\S+)", written["docker_cmd"])
+        assert name is not None and name.group(1).endswith(f"_{line + 1}")
+        names.add(name.group(1))
+    assert len(names) == 3  # docker names a container once: side by side they differ
+    manifest = json.loads((tmp_path / "d_arrays/arrays.json").read_text())
+    assert manifest["processes"]["work_dirs"] == [str(tmp_path / f"job0{i}") for i in (1, 2, 3)]
+    alone = emit("--requests", str(sweep), "--array")
+    assert "one at a time (--array-limit N runs N at once)" in alone.stdout
+    assert spec(tmp_path / "job02")["processes"]["limit"] == 1
+    plain = emit("--requests", str(sweep))  # without --array: the job as it always was
+    assert "processes" not in spec(tmp_path / "job02")
+    assert "_3 " not in spec(tmp_path / "job02")["docker_cmd"] and plain.returncode == 0
+
+
+def docker_sweep(tmp_path: Path, count: int, limit: int) -> tuple[list[Path], dict[str, str]]:
+    """A sweep of `count` docker jobs emitted with --array-limit `limit`, each logging when it
+    starts and ends into tmp_path/events; their work dirs, and the environment of the docker
+    stand-in (which runs each container's command on this host, refusing a name in use)."""
+    from tests.shim_recorder import Shims
+
+    shims = Shims(tmp_path / "shims")
+    fake = tmp_path / "pkgs" / "tensorrt_llm"  # what the docker payload checks it can import
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    task = tmp_path / "task.sh"
+    task.write_text(
+        f'echo "start $1 $(date +%s%N)" >> {tmp_path}/events\n'
+        "sleep ${TASK_SLEEP:-1.5}\n"
+        f'echo "end $1 $(date +%s%N)" >> {tmp_path}/events\n'
+        'echo "task $1 done"\n'
+    )
+    lines = [
+        docker_line(tmp_path, i, custom_script=None, custom_cmd=f"bash {task} {i}", install=False)
+        for i in range(count)
+    ]
+    sweep = write_sweep(tmp_path / "d.jsonl", lines)
+    result = emit("--requests", str(sweep), "--array", "--array-limit", str(limit))
+    assert result.returncode == 0, result.stderr
+    env = {
+        **os.environ,
+        "PATH": f"{shims.bin}:{Path(sys.executable).parent}:/usr/bin:/bin",
+        "SHIM_LOG": str(shims.log),
+        "PYTHONPATH": str(fake.parent),
+        "XDG_DATA_HOME": str(tmp_path / "data"),  # the results store watch adds to
+    }
+    return [Path(line["work_dir"]) for line in lines], env
+
+
+def most_at_once(events: Path) -> int:
+    """The most jobs that ran at one moment, from their start and end lines."""
+    moments = sorted(
+        (int(stamp), 1 if word == "start" else -1)
+        for word, _, stamp in (line.split() for line in events.read_text().splitlines())
+    )
+    running = most = 0
+    for _, change in moments:
+        running += change
+        most = max(most, running)
+    return most
+
+
+def test_a_docker_sweep_runs_at_most_its_limit_at_once_and_each_is_judged(
+    tmp_path: Path,
+) -> None:
+    work_dirs, env = docker_sweep(tmp_path, count=5, limit=2)
+    result = subprocess.run(
+        [SCRIPTAST, "run", "--no-store", *map(str, work_dirs)],
+        capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "3 docker jobs of a sweep wait for their turn" in result.stderr
+    assert most_at_once(tmp_path / "events") == 2  # two side by side, never three
+    starts = [line.split()[1] for line in (tmp_path / "events").read_text().splitlines()
+              if line.startswith("start")]  # fmt: skip
+    assert sorted(starts) == ["0", "1", "2", "3", "4"]
+    for index, work_dir in enumerate(work_dirs):
+        found = record(work_dir)
+        assert (found["verdict"], found["exit_code"], found["launch"]) == ("PASSED", 0, "process")
+        assert f"task {index} done" in Path(found["out_log"]).read_text()
+    rows = [row.split()[-1] for row in result.stdout.splitlines() if row.startswith("PASSED")]
+    assert rows == [str(w) for w in work_dirs]  # the table keeps the order given
+
+
+def test_a_docker_sweep_stopped_cancels_what_runs_and_starts_no_more(tmp_path: Path) -> None:
+    from tests.run_site import interrupt, wait_for
+
+    work_dirs, env = docker_sweep(tmp_path, count=3, limit=1)
+    process = subprocess.Popen(
+        [SCRIPTAST, "run", "--no-store", *map(str, work_dirs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**env, "TASK_SLEEP": "600"}, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(work_dirs[0], "RUNNING", text="")
+        time.sleep(0.5)
+        code, _, err = interrupt(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert code == 12, err  # CANCELLED
+    assert record(work_dirs[0])["verdict"] == "CANCELLED"
+    assert not (work_dirs[1] / "run.json").exists() and not (work_dirs[2] / "run.json").exists()
+    for work_dir in work_dirs[1:]:
+        assert f"{work_dir.name}: not started: the run was stopped before its turn" in err
+    starts = [line for line in (tmp_path / "events").read_text().splitlines()]
+    assert len(starts) == 1 and starts[0].startswith("start 0 ")
+
+
+def test_a_docker_sweep_that_must_wait_is_not_detached(tmp_path: Path) -> None:
+    work_dirs, env = docker_sweep(tmp_path, count=3, limit=2)
+    result = subprocess.run(
+        [SCRIPTAST, "run", "--detach", "--no-store", *map(str, work_dirs)],
+        capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert (result.returncode, result.stderr.splitlines()) == (2, [result.stderr.strip()])
+    assert result.stderr.startswith("error: 1 of the docker jobs given wait for their turn")
+    assert not list(tmp_path.glob("*/run.json"))
+    two = subprocess.run(
+        [SCRIPTAST, "run", "--detach", "--no-store", *map(str, work_dirs[:2])],
+        capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert two.returncode == 0, two.stderr
+    watched = subprocess.run(
+        [SCRIPTAST, "watch", *map(str, work_dirs[:2])],
+        capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert watched.returncode == 0, watched.stderr
 
 
 @pytest.mark.parametrize(

@@ -201,9 +201,15 @@ OUTPUT_FLAGS: tuple[tuple[str, type, str], ...] = (
         "array",
         bool,
         "With --requests: also one Slurm job array a shape (partition, account, nodes, "
-        "tasks, gres, time, image, mounts), in <sweep>_arrays/ beside the sweep file.",
+        "tasks, gres, time, image, mounts), in <sweep>_arrays/ beside the sweep file; "
+        "docker jobs run as processes here.",
     ),
-    ("array_limit", int, "With --array: at most this many tasks of an array run at once (%N)."),
+    (
+        "array_limit",
+        int,
+        "With --array: at most this many tasks of an array run at once (%N), "
+        "and of the docker jobs (default: one at a time).",
+    ),
     ("stdout", bool, "Print the script instead of writing files."),
     ("shell", str, "With --stdout, quote the docker command for this shell."),
     ("json", bool, "Print the result (files, job_spec) as JSON."),

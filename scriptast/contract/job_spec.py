@@ -72,6 +72,18 @@ class ArrayTask(msgspec.Struct, frozen=True, kw_only=True):
     sweep: str
 
 
+class ProcessSweep(msgspec.Struct, frozen=True, kw_only=True):
+    """The docker jobs of a sweep emitted with `--array`, run as processes on this machine
+    (docker has no job arrays): `run` of their work dirs starts at most `limit` of them at once
+    and the next as one ends. `name` is the group's (the sweep's stem), `index` the job's place
+    in it, `sweep` the sha256 of the sweep file it came from."""
+
+    name: str
+    index: int
+    limit: int
+    sweep: str
+
+
 class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The manifest an executor reads to submit and watch the job. Scenario-specific fields
     (remote, persistent, docker) are omitted when they do not apply. `scheduler` and
@@ -120,6 +132,7 @@ class JobSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     monitor_timeout_seconds: float | None = None
     files: dict[str, str] = {}
     array: ArrayTask | None = None
+    processes: ProcessSweep | None = None
 
     def __post_init__(self) -> None:
         check_scenario(self.execution_scenario)

@@ -73,12 +73,13 @@ def select_tasks(jobs: Sequence[LoadedJob], ranges: Sequence[tuple[int, int]]) -
     given; RunError for a job that is no array's task, or an index no job given has."""
     indexed: list[tuple[LoadedJob, int]] = []
     for job in jobs:
-        if job.spec.array is None:
+        task = job.spec.array or job.spec.processes  # a docker job of a sweep has its index too
+        if task is None:
             raise RunError(
                 f"{job.work_dir} is not a task of a job array (emit --requests FILE --array "
                 "writes them): run it without --array-task"
             )
-        indexed.append((job, job.spec.array.index))
+        indexed.append((job, task.index))
     found = {index for _, index in indexed}
     for low, high in ranges:
         missing = next((i for i in range(low, high + 1) if i not in found), None)

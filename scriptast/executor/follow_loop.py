@@ -49,8 +49,12 @@ class Follower:
         status: Callable[[str], None],
         progress: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        refill: Callable[[Sequence[Followed]], list[Followed]] | None = None,
     ) -> None:
+        """`refill`: given the jobs followed, those it started now (jobs held until others
+        end), followed from then on; never asked once a stop was asked for."""
         self.jobs = list(jobs)
+        self.refill = refill
         self.client = client
         self.poll_max = poll_max
         self.timeouts = timeouts
@@ -110,6 +114,11 @@ class Follower:
         asked: _Asked | None = None
         while True:
             now = self.clock()
+            if self.refill is not None and self.stop is None:
+                started = self.refill(self.jobs)
+                self.jobs += started
+                if any(each.cancelled for each in started):
+                    self.stop = signal.SIGINT  # a signal arrived while one was started
             waiting = [j for j in self.jobs if not j.finished]
             if not waiting:
                 return

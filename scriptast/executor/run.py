@@ -35,6 +35,7 @@ from scriptast.executor.launch.submit import (
 )
 from scriptast.executor.options import RunOptions, Writer, timeouts
 from scriptast.executor.ownership import check_ours
+from scriptast.executor.process_sweeps import HeldBack
 from scriptast.executor.report import as_json, exit_code, summary, table
 from scriptast.executor.session import Session, open_session
 from scriptast.executor.shown import shown as escaped
@@ -218,20 +219,30 @@ def _writer(console: Console, job: LoadedJob, many: bool) -> Writer:
 
 
 def follow(
-    followed: list[Followed], session: Session, options: RunOptions, console: Console
+    followed: list[Followed],
+    session: Session,
+    options: RunOptions,
+    console: Console,
+    refill: Callable[[Sequence[Followed]], list[Followed]] | None = None,
+    later: Sequence[LoadedJob] = (),
 ) -> list[RunRecord]:
-    """Follow the jobs to their verdicts; their records, in the jobs' order."""
+    """Follow the jobs to their verdicts; their records, in the jobs' order. `refill` starts
+    the jobs `later` (held until others end) as their turn comes; those it started are added
+    to `followed`, and their records follow the others'."""
     if not followed:
         return []
     follower = Follower(
         followed,
         session.client,
         poll_max=options.poll_max,
-        timeouts={f.name: timeouts(f.job, options) for f in followed},
+        timeouts={f.name: timeouts(f.job, options) for f in followed}
+        | {job.name: timeouts(job, options) for job in later},
         status=console.status,
         progress=console.progress,
+        refill=refill,
     )
     records = follower.run()
+    followed[len(followed) :] = follower.jobs[len(followed) :]
     _name_allocations(followed, session, options)
     if options.store:
         store_judged(followed, session, locate(options.results))
@@ -359,6 +370,28 @@ def _close(session: Session, options: RunOptions) -> None:
         session.transport.close()
 
 
+class _Submitting:
+    """Submits one job of this run: its error noted in `failed` and said (one job given
+    alone: raised)."""
+
+    def __init__(self, session: Session, options: RunOptions, console: Console, many: bool,
+                 checked: Callable[[LoadedJob], None] | None) -> None:  # fmt: skip
+        self.session, self.options, self.console = session, options, console
+        self.many, self.checked = many, checked
+        self.failed: list[str] = []
+
+    def one(self, job: LoadedJob) -> Followed | None:
+        try:
+            return submit(job, self.session, self.options, _writer(self.console, job, self.many),
+                          self.checked)  # fmt: skip
+        except RunError as error:
+            if not self.many:
+                raise
+            self.failed.append(f"{job.work_dir}: {error}")
+            self.console.status(f"error: {job.work_dir}: {error}")
+            return None
+
+
 def _submit_and_follow(
     jobs: list[LoadedJob],
     session: Session,
@@ -375,8 +408,12 @@ def _submit_and_follow(
             checked(job)
     many = len(jobs) > 1
     followed: list[Followed] = []
-    failed: list[str] = []
+    submitting = _Submitting(session, options, console, many, checked)
     arrays, alone = by_array(jobs, options)
+    held = HeldBack(alone)
+    why = held.wait_for() if options.detach else None
+    if why is not None:
+        raise RunError(why)
     try:
         for tasks in arrays.values():
             try:
@@ -385,16 +422,11 @@ def _submit_and_follow(
             except RunError as error:
                 if not many:
                     raise
-                failed += [f"{job.work_dir}: {error}" for job in tasks]
+                submitting.failed += [f"{job.work_dir}: {error}" for job in tasks]
                 console.status(f"error: the job array of {tasks[0].work_dir}: {error}")
-        for job in alone:
-            try:
-                each = submit(job, session, options, _writer(console, job, many), checked)
-            except RunError as error:
-                if not many:
-                    raise
-                failed.append(f"{job.work_dir}: {error}")
-                console.status(f"error: {job.work_dir}: {error}")
+        for job in held.now:
+            each = submitting.one(job)
+            if each is None:
                 continue
             followed.append(each)
             if each.cancelled:  # a signal arrived while it was submitted: submit no more
@@ -402,8 +434,9 @@ def _submit_and_follow(
         order = {job.work_dir: n for n, job in enumerate(jobs)}
         followed.sort(key=lambda each: order[each.job.work_dir])
         for each in followed:
-            ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
-            console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
+            _said_submitted(each, console)
+        if held.held:
+            console.status(f"{len(held.waiting)} docker jobs of a sweep wait for their turn")
     except KeyboardInterrupt:
 
         def left() -> list[str]:
@@ -418,12 +451,49 @@ def _submit_and_follow(
                 each.conclude(None)
         raise
     if options.detach:
-        return 2 if failed else 0
-    records = follow(followed, session, options, console)
+        return 2 if submitting.failed else 0
+    records = _follow_in_turns(jobs, followed, held, submitting)
     for attempt in range(options.retries):
         records = _retried(records, followed, session, options, console, attempt + 1)
     code = report(records, console, json_output)
-    return 2 if failed and code == 0 else code
+    return 2 if submitting.failed and code == 0 else code
+
+
+def _follow_in_turns(
+    jobs: list[LoadedJob], followed: list[Followed], held: HeldBack, submitting: _Submitting
+) -> list[RunRecord]:
+    """Follow the jobs submitted, starting the held ones as their turn comes; the records in
+    the order the jobs were given (`followed` too). A held job a stop left unstarted is said."""
+    console = submitting.console
+
+    def refill(current: Sequence[Followed]) -> list[Followed]:
+        started: list[Followed] = []
+        while due := held.due([*current, *started]):
+            for job in due:
+                each = submitting.one(job)
+                if each is not None:
+                    _said_submitted(each, console)
+                    started.append(each)
+        return started
+
+    later = held.waiting
+    records = follow(followed, submitting.session, submitting.options, console,
+                     refill if later else None, later)  # fmt: skip
+    if later:  # started in turn: the table keeps the order given
+        order = {job.work_dir: n for n, job in enumerate(jobs)}
+        pairs = sorted(zip(followed, records, strict=True), key=lambda p: order[p[0].job.work_dir])
+        followed[:] = [each for each, _ in pairs]
+        records = [record for _, record in pairs]
+    for job in held.waiting:  # a stop was asked for before their turn
+        submitting.failed.append(f"{job.work_dir}: not started: the run was stopped before "
+                                 "its turn")  # fmt: skip
+        console.status(f"{job.name}: not started: the run was stopped before its turn")
+    return records
+
+
+def _said_submitted(each: Followed, console: Console) -> None:
+    ident = f"job {each.record.job_id}" if each.record.job_id else f"pid {each.record.pid}"
+    console.status(f"{each.name}: submitted {ident}; log {each.record.out_log}")
 
 
 def _retried(

@@ -19,7 +19,8 @@ from scriptast.builders.request.forwarded import (
 )
 from scriptast.builders.resolution.job import ResolvedJob
 from scriptast.builders.resolve import resolve
-from scriptast.common.file_names import check_inside
+from scriptast.common.file_names import check_component, check_inside
+from scriptast.contract.axes import DOCKER
 from scriptast.contract.measured import Measures
 from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.emitters.bash import BashEmitter
@@ -48,11 +49,17 @@ def generate(
     machine: str | None = None,
     home: str | None = None,
     write_nothing: bool = False,
+    container_suffix: str | None = None,
 ) -> Output:
     """Resolve, build, emit and verify, in memory. A job whose launch script submit.py
     writes runs it with its final paths under the work_dir lock and puts the disk back as it
-    was (its files are in the Output); `write_nothing` refuses such a job instead."""
+    was (its files are in the Output); `write_nothing` refuses such a job instead. A docker
+    job's container is named `<job name>_<container_suffix>` when one is given (the docker
+    jobs of a sweep run side by side, and docker names one container once)."""
     job = resolve(request, machine=machine, home=home)
+    if container_suffix is not None and job.placement.scheduler == DOCKER:
+        named = check_component(f"{job.job_name}_{container_suffix}", "container name")
+        job = msgspec.structs.replace(job, job_name=named)
     chosen = category(job.category)
     if write_nothing and chosen.submit is not None:
         raise InputError(

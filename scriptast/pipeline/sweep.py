@@ -59,6 +59,8 @@ def parse_line(line: str, flags: dict[str, Any], origin: str) -> Request:
 
 Planned = tuple[int, "Request | None", "str | None"]
 """A line's number and its request, or the error that stops it."""
+Numbered = tuple[int, "Request"]
+"""A line's number and its request, as the workers get them."""
 
 
 def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[Planned]:
@@ -90,14 +92,16 @@ def plan_sweep(path: str, lines: list[Line], flags: dict[str, Any]) -> Iterator[
         yield number, request, None
 
 
-def emit_request(request: Request, as_task: bool = False) -> str | Emitted | None:
+def emit_request(request: Request, as_task: bool = False, line: int = 0) -> str | Emitted | None:
     """Generate and write one request; the error message, or None on success. `as_task`: the
-    job is to be a task of a job array, so one that cannot be is refused before anything is
-    written, and what the arrays need of it is returned."""
+    job is to be a task of a job array (or, on docker, one of the sweep's processes), so one
+    that cannot be is refused before anything is written, and what the arrays need of it is
+    returned; a docker job's container is then named for its `line` too, as the sweep's
+    processes run side by side."""
     from scriptast.pipeline.emit_job import generate, write_outputs
 
     try:
-        output = generate(request)
+        output = generate(request, container_suffix=str(line) if as_task else None)
         if as_task:
             from scriptast.pipeline.sweep_arrays import emitted_task, refusal
 
@@ -122,27 +126,27 @@ def run_sweep(
     workers = min(os.cpu_count() or 1, 8)
     if len(lines) < SERIAL_BELOW or workers == 1:
         for number, request, problem in list(plan_sweep(path, lines, flags)):
-            yield number, problem if request is None else emit_request(request, as_tasks)
+            yield number, problem if request is None else emit_request(request, as_tasks, number)
         return
     planned: list[Planned] = []
 
-    def requests() -> Iterator[Request]:
+    def requests() -> Iterator[Numbered]:
         for entry in plan_sweep(path, lines, flags):
             planned.append(entry)
             if entry[1] is not None:
-                yield entry[1]
+                yield entry[0], entry[1]
 
     yield from _in_pool(planned, requests(), workers, len(lines), as_tasks)
 
 
-def emit_chunk(requests: list[Request], as_tasks: bool) -> list[str | Emitted | None]:
+def emit_chunk(requests: list[Numbered], as_tasks: bool) -> list[str | Emitted | None]:
     """A worker's task: several requests emitted one after another (a task a line costs a
     round trip to the pool each; a chunk pays it once)."""
-    return [emit_request(request, as_tasks) for request in requests]
+    return [emit_request(request, as_tasks, number) for number, request in requests]
 
 
-def _chunks(requests: Iterator[Request], size: int) -> Iterator[list[Request]]:
-    chunk: list[Request] = []
+def _chunks(requests: Iterator[Numbered], size: int) -> Iterator[list[Numbered]]:
+    chunk: list[Numbered] = []
     for request in requests:
         chunk.append(request)
         if len(chunk) == size:
@@ -153,7 +157,7 @@ def _chunks(requests: Iterator[Request], size: int) -> Iterator[list[Request]]:
 
 
 def _in_pool(
-    planned: list[Planned], requests: Iterator[Request], workers: int, total: int, as_tasks: bool
+    planned: list[Planned], requests: Iterator[Numbered], workers: int, total: int, as_tasks: bool
 ) -> Iterator[tuple[int, str | Emitted | None]]:
     """The requests emitted by a pool of workers in chunks, results in line order. A worker
     that dies (killed, out of memory) breaks the pool: the lines of every chunk in flight
@@ -164,7 +168,7 @@ def _in_pool(
     size = max(1, min(64, total // (workers * 8)))
     window = workers * 2
     pool = worker_pool(workers)
-    futures: deque[tuple[list[Request], Future[list[str | Emitted | None]]]] = deque()
+    futures: deque[tuple[list[Numbered], Future[list[str | Emitted | None]]]] = deque()
     pending = _chunks(iter(requests), size)
     index = 0
 
@@ -194,7 +198,7 @@ def _in_pool(
             try:
                 outcomes = future.result()
             except BrokenProcessPool:
-                outcomes = [_alone(request, as_tasks) for request in chunk]
+                outcomes = [_alone(numbered, as_tasks) for numbered in chunk]
                 pool = renewed()
             for outcome in outcomes:
                 while planned[index][1] is None:  # a bad line between two good ones
@@ -206,13 +210,14 @@ def _in_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _alone(request: Request, as_tasks: bool) -> str | Emitted | None:
+def _alone(numbered: Numbered, as_tasks: bool) -> str | Emitted | None:
     """One request emitted in a pool of its own worker; a death there is this line's."""
     from concurrent.futures.process import BrokenProcessPool
 
+    number, request = numbered
     with worker_pool(1) as single:
         try:
-            return single.submit(emit_request, request, as_tasks).result()
+            return single.submit(emit_request, request, as_tasks, number).result()
         except BrokenProcessPool:
             return (
                 "the worker emitting this line died (killed, or out of memory), and again "

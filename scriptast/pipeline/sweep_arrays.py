@@ -1,6 +1,7 @@
 """`emit --requests FILE --array`: a sweep's Slurm jobs grouped by shape into job arrays, each
 array split at the cluster's MaxArraySize, written as one batch script an array beside the
-sweep file, and each task's job_spec.json told its array and index."""
+sweep file, and each task's job_spec.json told its array and index; its docker jobs told they
+are the sweep's processes, run here at most `--array-limit` at once."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
-from scriptast.contract.job_spec import ArrayTask, JobSpec
+from scriptast.contract.axes import DOCKER, LOCAL
+from scriptast.contract.job_spec import ArrayTask, JobSpec, ProcessSweep
 from scriptast.contract.work_dir_names import ARRAYS_MANIFEST, JOB_SPEC
 from scriptast.emitters.quote import pyxis_mounts
 from scriptast.errors import ScriptastError
@@ -31,13 +33,19 @@ DEFAULT_MAX_ARRAY_SIZE = 1001
 """Slurm's MaxArraySize when slurm_env.json does not say (`scontrol show config`)."""
 ARRAY_PLACE = ("slurm", "local")
 """The scheduler and transport of a job an array can hold (files here, queued by sbatch)."""
+PROCESS_PLACE = (DOCKER, LOCAL)
+"""The scheduler and transport of a job the sweep runs as a process here (docker)."""
+DOCKER_LIMIT = 1
+"""How many of a sweep's docker jobs run at once without --array-limit: docker has no
+scheduler to share the GPUs among them, so one after another unless asked."""
 
 
 class Emitted(msgspec.Struct, frozen=True, kw_only=True):
-    """What grouping needs of a job a sweep line wrote (a worker sends it back)."""
+    """What grouping needs of a job a sweep line wrote (a worker sends it back); `shape` None:
+    a docker job, one of the sweep's processes."""
 
     member: ArrayMember
-    shape: ArrayShape
+    shape: ArrayShape | None
     max_array_size: int
     workflow: str
 
@@ -55,11 +63,14 @@ def refusal(spec: JobSpec, persistent_asked: bool | None) -> str | None:
     """Why the job a sweep line resolved to cannot be a task of a job array; None when it can.
     `persistent_asked`: the request's own persistent_mode (None: not given, and local_slurm's
     default does not stand in an array's way)."""
-    if (spec.scheduler, spec.transport) != ARRAY_PLACE or spec.slurm_params is None:
+    place = (spec.scheduler, spec.transport)
+    if place == PROCESS_PLACE:
+        return None
+    if place != ARRAY_PLACE or spec.slurm_params is None:
         return (
-            "--array writes Slurm job arrays of jobs queued by this machine's Slurm, and this "
-            f"request is {spec.execution_scenario}: emit it without --array, or in a sweep of "
-            "its own"
+            "--array writes Slurm job arrays of jobs queued by this machine's Slurm (and runs "
+            f"docker jobs as processes here), and this request is {spec.execution_scenario}: "
+            "emit it without --array, or in a sweep of its own"
         )
     if persistent_asked:
         return (
@@ -75,13 +86,18 @@ def refusal(spec: JobSpec, persistent_asked: bool | None) -> str | None:
 def emitted_task(spec: JobSpec, work_dir: str, mounts: Sequence[Mount]) -> Emitted:
     """The shape and task of a job a sweep line wrote (`refusal(spec)` is None); `mounts`:
     the job's container mounts, as resolved (job_spec.json names them only in persistent
-    mode)."""
+    mode). A docker job has no shape: it is one of the sweep's processes."""
+    script = spec.script_path or posixpath.join(work_dir, spec.script_name)
+    member = ArrayMember(work_dir=work_dir, script=script)
     slurm = spec.slurm_params
-    assert slurm is not None and spec.script_path is not None
+    if slurm is None:
+        return Emitted(
+            member=member, shape=None, max_array_size=0, workflow=str(spec.workflow_type)
+        )
     env = spec.slurm_env
     limit = env.max_array_size if env is not None and env.max_array_size is not None else None
     return Emitted(
-        member=ArrayMember(work_dir=work_dir, script=spec.script_path),
+        member=member,
         shape=ArrayShape(
             partition=slurm.partition,
             account=slurm.account,
@@ -110,7 +126,8 @@ def plan_arrays(stem: str, emitted: Sequence[tuple[int, Emitted]]) -> list[Plann
     the cluster's MaxArraySize allows is split into arrays of at most that many."""
     groups: dict[ArrayShape, list[tuple[int, Emitted]]] = {}
     for number, task in emitted:
-        groups.setdefault(task.shape, []).append((number, task))
+        if task.shape is not None:
+            groups.setdefault(task.shape, []).append((number, task))
     planned: list[PlannedArray] = []
     for shape, members in groups.items():
         size = min(task.max_array_size for _, task in members)
@@ -144,8 +161,8 @@ def describe(planned: Sequence[PlannedArray], folder: str, limit: int | None) ->
     """What was written, and why there is more than one array."""
     total = sum(len(array.tasks) for array in planned)
     said = [
-        f"Wrote {len(planned)} job array{'s' if len(planned) != 1 else ''} for {total} jobs "
-        f"into {folder}" + (f", at most {limit} tasks of each running at once" if limit else "")
+        f"Wrote {_count(len(planned), 'job array')} for {_count(total, 'job')} into {folder}"
+        + (f", at most {limit} tasks of each running at once" if limit else "")
     ]
     for index, array in enumerate(planned):
         shape = array.shape
@@ -194,7 +211,8 @@ def write_arrays(
     sweep_path: str, sweep_bytes: bytes, emitted: Sequence[tuple[int, Emitted]], limit: int | None
 ) -> list[str]:
     """Write each array's script and the folder's manifest, then tell each task's job_spec.json
-    its array; the lines that say what was written."""
+    its array (a docker job: that it is one of the sweep's processes, and how many of them
+    run at once); the lines that say what was written."""
     from scriptast.pipeline.verified_emit import emit
     from scriptast.workdir.write import OutputFile, write_all
 
@@ -204,7 +222,7 @@ def write_arrays(
     planned = plan_arrays(stem, emitted)
     sweep_digest = hashlib.sha256(sweep_bytes).hexdigest()
     files: list[OutputFile] = []
-    told: list[tuple[str, ArrayTask]] = []
+    told: list[tuple[str, ArrayTask | ProcessSweep]] = []
     manifest: list[dict[str, object]] = []
     digests: dict[str, str] = {}
     for array in planned:
@@ -239,17 +257,45 @@ def write_arrays(
                 "work_dirs": [t.member.work_dir for t in array.tasks],
             }
         )
-    record = {"sweep": posixpath.abspath(sweep_path), "sweep_sha256": sweep_digest}
-    text = json.dumps({**record, "arrays": manifest, "files": digests}, indent=2) + "\n"
+    record: dict[str, object] = {
+        "sweep": posixpath.abspath(sweep_path),
+        "sweep_sha256": sweep_digest,
+        "arrays": manifest,
+    }
+    processes = [(number, task) for number, task in emitted if task.shape is None]
+    said = describe(planned, folder, limit) if planned else []
+    if processes:
+        group = ProcessSweep(name=f"{stem}_processes", index=0, limit=limit or DOCKER_LIMIT,
+                             sweep=sweep_digest)  # fmt: skip
+        told += [
+            (task.member.work_dir, msgspec.structs.replace(group, index=index))
+            for index, (_, task) in enumerate(processes)
+        ]
+        record["processes"] = {
+            "name": group.name,
+            "limit": group.limit,
+            "work_dirs": [task.member.work_dir for _, task in processes],
+        }
+        said.append(_said_processes([number for number, _ in processes], group.limit))
+    text = json.dumps({**record, "files": digests}, indent=2) + "\n"
     files.append(OutputFile(posixpath.join(folder, ARRAYS_MANIFEST), text))
     with _telling(told) as finished:  # the tasks are told while the arrays are written
         write_all(folder, files, spec=ARRAYS_MANIFEST)
         finished()
-    return describe(planned, folder, limit)
+    return said
+
+
+def _said_processes(lines: Sequence[int], limit: int) -> str:
+    at_once = "one at a time" if limit == 1 else f"at most {limit} at once"
+    hint = " (--array-limit N runs N at once)" if limit == 1 else ""
+    return (
+        f"{_count(len(lines), 'docker job')} (lines {_ranges(lines)}) run as processes here, "
+        f"{at_once}{hint}: run of their work dirs starts the next as one ends"
+    )
 
 
 @contextlib.contextmanager
-def _telling(told: list[tuple[str, ArrayTask]]) -> Iterator[Callable[[], None]]:
+def _telling(told: list[tuple[str, ArrayTask | ProcessSweep]]) -> Iterator[Callable[[], None]]:
     """Each work dir's job_spec.json told its array, by a pool of workers for a large sweep
     (while the caller goes on), one after another for a small one; yields the wait for them,
     which raises the first error."""
@@ -270,23 +316,24 @@ def _telling(told: list[tuple[str, ArrayTask]]) -> Iterator[Callable[[], None]]:
         yield wait
 
 
-def tell_tasks(told: list[tuple[str, ArrayTask]]) -> None:
+def tell_tasks(told: list[tuple[str, ArrayTask | ProcessSweep]]) -> None:
     """A worker's share of `_telling`."""
     for work_dir, task in told:
         tell_task(work_dir, task)
 
 
-def tell_task(work_dir: str, array: ArrayTask) -> None:
-    """The task's job_spec.json with its `array` (the last of emit's own fields, before the
-    fields emit keeps for another writer), replaced whole."""
+def tell_task(work_dir: str, array: ArrayTask | ProcessSweep) -> None:
+    """The task's job_spec.json with its `array` or `processes` (the last of emit's own fields
+    it has, before the fields emit keeps for another writer), replaced whole."""
     from scriptast.workdir.files import regular_bytes
     from scriptast.workdir.write import OutputFile, replace_one
 
     path = posixpath.join(work_dir, JOB_SPEC)
     fields = json.loads(regular_bytes(path))
     owned = set(JobSpec.__struct_fields__)
-    updated = {k: v for k, v in fields.items() if k in owned and k != "array"}
-    updated["array"] = msgspec.to_builtins(array)
+    told = "array" if isinstance(array, ArrayTask) else "processes"
+    updated = {k: v for k, v in fields.items() if k in owned and k != told}
+    updated[told] = msgspec.to_builtins(array)
     updated.update({k: v for k, v in fields.items() if k not in owned})
     text = msgspec.json.format(msgspec.json.encode(updated), indent=2).decode() + "\n"
     replace_one(work_dir, OutputFile(path, text))
