@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from scriptast.cli import examples as cli_help
+from scriptast.cli import examples as cli_help, run_action
 from scriptast.cli.emit_command import run_emit
 from scriptast.cli.emit_options import emit_parameters, other_categories_options
 from scriptast.cli.results_command import results_app
@@ -251,60 +251,35 @@ def probe_slurm(
         sys.stderr.write(f"{output}: {summary(env)}\n")
 
 
-RUN_EXIT = 2
+RUN_EXIT = run_action.RUN_EXIT
 """`run`, `watch`, `cancel` and `alloc`: bad input (no job_spec.json, a torn set, sbatch refusing
 the script, no Slurm) exits 2, apart from the verdicts' own codes."""
 
 
-def _duration(value: str | None, option: str) -> float | None:
-    if value is None:
-        return None
-    from scriptast.executor.options import parse_seconds
-
+def _checked(read: Callable[[Any], Any], value: Any, option: str) -> Any:
+    """`read(value)`, its ValueError as typer's bad-parameter error naming `option`."""
     try:
-        return parse_seconds(value)
+        return read(value)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint=f"'{option}'") from None
 
 
+def _duration(value: str | None, option: str) -> float | None:
+    result: float | None = _checked(run_action.duration, value, option)
+    return result
+
+
 def _baseline(value: str | None) -> str | None:
-    if value is not None and value != "history":
-        raise typer.BadParameter(
-            f"{value!r}: the one baseline is 'history'", param_hint="'--baseline'"
-        )
-    return value
+    result: str | None = _checked(run_action.baseline, value, "--baseline")
+    return result
 
 
 def _tolerance(value: str) -> float:
-    from scriptast.cli.results_actions import tolerance_percent
-    from scriptast.errors import InputError
-
-    try:
-        return tolerance_percent(value)
-    except InputError as error:
-        raise typer.BadParameter(str(error), param_hint="'--tolerance'") from None
+    result: float = _checked(run_action.tolerance, value, "--tolerance")
+    return result
 
 
-def _executing(action: Callable[[], int]) -> None:
-    import signal
-
-    from scriptast.errors import ScriptastError
-    from scriptast.executor.interrupts import Abandoned
-
-    def interrupted(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupted)  # as Ctrl-C: what was submitted is cancelled
-    signal.signal(signal.SIGHUP, interrupted)
-    try:
-        code = action()
-    except ScriptastError as error:
-        fail(str(error), RUN_EXIT)
-    except Abandoned as error:
-        fail(str(error), RUN_EXIT)
-    except KeyboardInterrupt:
-        fail("interrupted: what it had submitted was cancelled, and run.json says so", RUN_EXIT)
-    raise typer.Exit(code)
+_executing = run_action.executing
 
 
 WORK_DIRS = typer.Argument(..., help="Work dirs that emit wrote (one job each).")
@@ -395,34 +370,23 @@ def run(
     ),
 ) -> None:
     """Submit jobs that emit wrote, follow their logs and judge each: one verdict a job."""
-    from scriptast.executor.options import RunOptions
-    from scriptast.executor.run import run_work_dirs
-
-    options = RunOptions(
-        force=force,
-        again=again,
-        detach=detach,
-        dry_run=dry_run,
-        persistent=persistent,
-        alloc_time=alloc_time,
-        alloc_idle=_duration(alloc_idle, "--alloc-idle") or 0.0,
-        retries=retries,
-        queue_timeout=_duration(queue_timeout, "--queue-timeout"),
-        run_timeout=_duration(run_timeout, "--run-timeout"),
-        poll_max=poll_max,
-        ssh_host=ssh_host,
-        ssh_config=ssh_config,
-        keep_connection=keep_connection,
-        fetch=tuple(fetch),
-        reference=reference,
-        results=results,
-        store=not no_store,
-        baseline=_baseline(baseline),
-        baseline_runs=baseline_runs,
-        tolerance=_tolerance(tolerance),
-        array_task=array_task,
-    )
-    _executing(lambda: run_work_dirs(work_dirs, options, json_output=json_output))
+    for value, option in ((alloc_idle, "--alloc-idle"), (queue_timeout, "--queue-timeout"),
+                          (run_timeout, "--run-timeout")):  # fmt: skip
+        _duration(value, option)
+    _baseline(baseline)
+    _tolerance(tolerance)
+    run_action.run_values(
+        {
+            "work_dirs": work_dirs, "json_output": json_output, "detach": detach,
+            "dry_run": dry_run, "force": force, "again": again, "persistent": persistent,
+            "alloc_time": alloc_time, "alloc_idle": alloc_idle, "retries": retries,
+            "queue_timeout": queue_timeout, "run_timeout": run_timeout, "poll_max": poll_max,
+            "ssh_host": ssh_host, "ssh_config": ssh_config, "keep_connection": keep_connection,
+            "fetch": fetch, "reference": reference, "results": results, "no_store": no_store,
+            "baseline": baseline, "baseline_runs": baseline_runs, "tolerance": tolerance,
+            "array_task": array_task,
+        }
+    )  # fmt: skip
 
 
 @app.command(epilog=cli_help.JUDGE)

@@ -1,4 +1,4 @@
-"""The console-script entry: `--version` and plain `emit`, `verify` and `results
+"""The console-script entry: `--version` and plain `emit`, `run`, `verify` and `results
 list|show|compare` runs skip loading typer (bench/machinery.py: 68% of a warm emit); help and
 everything else go through typer."""
 
@@ -45,6 +45,14 @@ def main() -> None:
                 sys.stderr.write("\nAborted!\n")
                 raise SystemExit(1) from None
             raise SystemExit(code)
+    if arguments[:1] == ["run"] and not completing:
+        from scriptast.cli.run_fast import parse_run
+
+        asked_run = parse_run(arguments[1:])
+        if asked_run is not None:
+            from scriptast.cli.run_action import run_values
+
+            run_values(asked_run)
     if arguments[:1] == ["verify"] and not completing:
         files = _plain_verify(arguments[1:])
         if files is not None:
