@@ -1,7 +1,7 @@
 """Follow submitted jobs to their verdicts: logs streamed from offsets several times a second,
-one `squeue` for every job per poll (fast at first, slower later, at once when a script prints
-its exit line), hang patterns and timeouts acted on, Ctrl-C and SIGTERM turned into a cancel
-that a second one does not abandon."""
+one `squeue` for every job per poll (fast at first, slower later, at once when the scripts left
+have printed their exit lines), hang patterns and timeouts acted on, Ctrl-C and SIGTERM turned
+into a cancel that a second one does not abandon."""
 
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ class Follower:
         self.cancel_deadline: float | None = None
         self.polls = 0
         self._shown: dict[str, str] = {}
+        self._saved = {job.name: _state_shown(job.record) for job in jobs}
+        """The state each run.json holds (a poll that finds it so saves nothing)."""
         self._stopped: dict[str, float] = {}
 
     def _on_signal(self, signum: int, frame: object) -> None:
@@ -133,7 +135,9 @@ class Follower:
                 job.stream()
                 job.check()
                 self._act(job, now)
-            ending = any(j.ending for j in waiting)
+            # a poll at once when every job left says it is ending (the verdicts are then a
+            # poll away); one job ending among others waits for the next poll due
+            ending = all(j.ending for j in waiting)
             overdue = any(j.due is not None and now >= j.due for j in waiting)
             soon = (ending and now - last_poll >= FIRST_POLL) or (
                 overdue and now - last_poll >= OVERDUE_POLL
@@ -163,12 +167,12 @@ class Follower:
             if job.finished:
                 continue
             job.observe(asked.rows)
-            shown = f"{job.record.state}" + (
-                f" ({job.record.reason})" if job.record.reason not in (None, "None", "") else ""
-            )
+            shown = _state_shown(job.record)
             if self._shown.get(job.name) != shown:
                 self._shown[job.name] = shown
-                job.save(durable=False)  # the queue shows it again: a crash costs nothing
+                if self._saved.get(job.name) != shown:
+                    self._saved[job.name] = shown
+                    job.save(durable=False)  # the queue shows it again: a crash costs nothing
                 ident = f"job {job.record.job_id}" if job.record.job_id else "process"
                 self.status(f"{job.name}: {ident} {shown}")
 
@@ -258,6 +262,12 @@ class _Asked:
             self.error = error
         finally:
             self.done.set()
+
+
+def _state_shown(record: RunRecord) -> str:
+    """A job's state as its status line shows it: PENDING (Resources)."""
+    reason = f" ({record.reason})" if record.reason not in (None, "None", "") else ""
+    return f"{record.state}{reason}"
 
 
 def _clock(seconds: float) -> str:

@@ -61,6 +61,9 @@ class LogTail:
         self.stale: tuple[int, int, int] | None = None
         """What the file was when the job was seen running again (a rewind): until it changes
         (the new run truncates it as it starts), what it holds is the earlier run's."""
+        self.read_whole: tuple[int, int, int] | None = None
+        """What the file was when it was last read to its end: while it stays so, a read
+        costs one lstat (the logs of a sweep are looked at several times a second)."""
 
     @property
     def exists(self) -> bool:
@@ -71,6 +74,12 @@ class LogTail:
         """Read what was appended (at most `most` bytes this time); the number of bytes read."""
         if self.refused is not None:
             return 0
+        if self.read_whole is not None:
+            try:
+                if _stamp(os.lstat(self.path)) == self.read_whole:
+                    return 0
+            except OSError:
+                return 0
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             descriptor = os.open(self.path, flags)
@@ -99,6 +108,7 @@ class LogTail:
                 total += len(data)
                 self.scanner.feed(data)
                 self.sink(data)
+            self.read_whole = _stamp(status) if self.offset == size else None
         finally:
             os.close(descriptor)
         return total
@@ -107,7 +117,7 @@ class LogTail:
         """Read the log again from its start, into `scanner`, once the new run has written it
         (a requeued job's batch step truncates it as it starts, which may come after the job is
         seen running): the earlier run's lines never reach the new scanner."""
-        self.offset, self.scanner = 0, scanner
+        self.offset, self.scanner, self.read_whole = 0, scanner, None
         try:
             self.stale = _stamp(os.stat(self.path, follow_symlinks=False))
         except OSError:
@@ -116,7 +126,7 @@ class LogTail:
     def close(self) -> None:
         """The job is over: read what is left (a log its last run never wrote to is read
         whole: it was written anew before the rewind)."""
-        self.stale = None
+        self.stale = self.read_whole = None
         self.read(most=1 << 62)
 
 
