@@ -5,12 +5,14 @@ mapping's keys are kept, so that an error can name the line of the key it is abo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from scriptast.common.text_files import yaml_problem
+
+if TYPE_CHECKING:  # imported when a document is read: a run that reads none never pays for it
+    import yaml
 
 MOST_NODES = 1_000_000
 """Nodes a document may hold with its aliases expanded: far above any TensorRT-LLM test-db,
@@ -37,26 +39,31 @@ class KeyLines:
         return self._lines.get(id(mapping), {}).get(key)
 
 
-class _Loader(yaml.SafeLoader):
-    def __init__(self, stream: str | bytes) -> None:
-        super().__init__(stream)
-        self.key_lines = KeyLines()
+@functools.cache
+def _loader_class() -> Any:
+    """PyYAML's safe loader, keeping the line of each mapping's keys (made once)."""
+    import yaml
 
-    def construct_lined_map(self, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
-        data: dict[Any, Any] = {}
-        yield data
-        data.update(self.construct_mapping(node))
-        lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value
-                 if isinstance(k, yaml.ScalarNode)}  # fmt: skip
-        self.key_lines.note(data, lines)
+    class Loader(yaml.SafeLoader):
+        def __init__(self, stream: str | bytes) -> None:
+            super().__init__(stream)
+            self.key_lines = KeyLines()
 
+        def construct_lined_map(self, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
+            data: dict[Any, Any] = {}
+            yield data
+            data.update(self.construct_mapping(node))
+            lines = {str(k.value): k.start_mark.line + 1 for k, _ in node.value
+                     if isinstance(k, yaml.ScalarNode)}  # fmt: skip
+            self.key_lines.note(data, lines)
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_lined_map)
+    Loader.add_constructor("tag:yaml.org,2002:map", Loader.construct_lined_map)
+    return Loader
 
 
 def compose_bounded(text: str | bytes, most_nodes: int = MOST_NODES) -> yaml.Node | None:
     """The document's node tree (None: empty), checked to expand to at most `most_nodes`."""
-    loader = _Loader(text)
+    loader = _loader_class()(text)
     try:
         node = _composed(loader)
     finally:
@@ -69,7 +76,9 @@ def compose_bounded(text: str | bytes, most_nodes: int = MOST_NODES) -> yaml.Nod
 def load_bounded(text: str | bytes, most_nodes: int = MOST_NODES) -> tuple[Any, KeyLines]:
     """The document's data and the lines of its keys; BoundedYamlError when it is not YAML,
     nests too deeply, refers to itself or expands past `most_nodes` nodes."""
-    loader = _Loader(text)
+    import yaml
+
+    loader = _loader_class()(text)
     try:
         node = _composed(loader)
         if node is None:
@@ -85,7 +94,9 @@ def load_bounded(text: str | bytes, most_nodes: int = MOST_NODES) -> tuple[Any, 
         loader.dispose()
 
 
-def _composed(loader: _Loader) -> yaml.Node | None:
+def _composed(loader: Any) -> yaml.Node | None:
+    import yaml
+
     try:
         node: yaml.Node | None = loader.get_single_node()
     except yaml.YAMLError as error:
@@ -128,6 +139,8 @@ def check_size(root: yaml.Node, most_nodes: int) -> None:
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):

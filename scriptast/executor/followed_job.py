@@ -29,7 +29,6 @@ from scriptast.executor.log_tail import LineSink, LogTail, Tail
 from scriptast.executor.log_verdict import HANG_PATTERN, MOST_KEPT_LINE, LogScanner, judge
 from scriptast.executor.options import Writer
 from scriptast.results.judging import ListFiles, Measured, ReadFile, line_reader, measure
-from scriptast.results.reference_file import Where
 from scriptast.schedulers.launching import Ending, Tracker
 from scriptast.schedulers.queue_client import Final, QueueRow
 from scriptast.schedulers.registry import scheduler
@@ -335,6 +334,8 @@ class Followed:
                     logged.setdefault(figure.name, figure)
                 unreadable += tail.scanner.reader.unreadable()
         partition = spec.slurm_params.partition if spec.slurm_params is not None else None
+        from scriptast.results.reference_file import Where
+
         where = Where(
             model=spec.measures.model, partition=partition, gpu_type=spec.measures.gpu_type
         )

@@ -7,6 +7,7 @@ import errno
 import hashlib
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -15,8 +16,10 @@ from scriptast.contract.axes import LOCAL
 from scriptast.contract.job_spec import JobSpec
 from scriptast.contract.work_dir_names import JOB_SPEC
 from scriptast.errors import RunError
-from scriptast.results.reference_file import References
 from scriptast.results.store.history import HistoryBaseline
+
+if TYPE_CHECKING:  # read only when a job names references (its YAML reader is costly)
+    from scriptast.results.reference_file import References
 
 MOST_BYTES = 64 * 1024 * 1024
 """A job_spec.json or script larger than this is not one emit wrote."""

@@ -41,7 +41,6 @@ from scriptast.executor.session import Session, open_session
 from scriptast.executor.shown import shown as escaped
 from scriptast.executor.stored import store_judged
 from scriptast.executor.submitting import SUBMITTING, found_again
-from scriptast.results.reference_file import References, read_references
 from scriptast.results.store.history import HistoryBaseline
 from scriptast.results.store.location import Location, locate
 from scriptast.workdir.files import replace_file
@@ -121,6 +120,8 @@ def load_jobs(
     read and checked now: a bad one is an error before anything is submitted; and with the
     history its other figures are held against (`--baseline history`, else the request's)."""
     jobs: dict[str, LoadedJob] = {}
+    from scriptast.results.reference_file import References, read_references
+
     read: dict[str, References] = {}
     for work_dir in work_dirs:
         job = load_job(work_dir, force)
