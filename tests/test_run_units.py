@@ -359,6 +359,78 @@ def test_fifty_jobs_cost_one_squeue_a_poll(tmp_path: Path) -> None:
     assert {r.verdict for r in records} == {Verdict.INCONCLUSIVE}
 
 
+def test_an_early_poll_waits_until_every_job_left_is_ending() -> None:
+    from scriptast.executor.follow_loop import FIRST_POLL, OVERDUE_POLL, poll_soon
+
+    class Job:
+        def __init__(self, ending: bool, due: float | None = None) -> None:
+            self.ending, self.due = ending, due
+
+    one_of_many = [Job(True), *(Job(False) for _ in range(49))]
+    assert not poll_soon(one_of_many, now=5.0, since_last=10.0)  # the poll due will do
+    assert poll_soon([Job(True), Job(True)], now=5.0, since_last=FIRST_POLL)
+    assert not poll_soon([Job(True), Job(True)], now=5.0, since_last=FIRST_POLL / 2)
+    assert poll_soon([Job(True)], now=5.0, since_last=FIRST_POLL)  # one job: as before
+    overdue = [Job(False, due=4.0), Job(False)]
+    assert poll_soon(overdue, now=5.0, since_last=OVERDUE_POLL)
+    assert not poll_soon(overdue, now=3.0, since_last=OVERDUE_POLL)
+    assert not poll_soon([], now=5.0, since_last=10.0)
+
+
+def test_a_poll_that_finds_the_state_run_json_holds_saves_nothing(tmp_path: Path) -> None:
+    class Queue(FakeTransport):
+        def run(
+            self, argv: Sequence[str], *, timeout: float = 60.0, cwd: str | None = None
+        ) -> Completed:
+            self.calls.append(list(argv))
+            polls = sum(c[0] == "squeue" for c in self.calls)
+            if argv[0] == "squeue":
+                state = "PENDING" if polls < 3 else "RUNNING" if polls < 4 else "COMPLETED"
+                return Completed(code=0, out=f"81|{state}|None|0:01|1:00|n1|0|0|\n", err="")
+            return Completed(code=1, out="", err="Slurm accounting storage is disabled")
+
+    client = SlurmClient(Queue({}))
+    job = _followed(_job(tmp_path, "w"), "81", client)
+    job.record.state = "PENDING"  # as submit records a job sbatch took
+    saved: list[str] = []
+    save = job.save
+
+    def counted(durable: bool = True) -> None:
+        saved.append(f"{job.record.state}" + ("" if durable else " (not durable)"))
+        save(durable=durable)
+
+    job.save = counted  # type: ignore[method-assign]
+    lines: list[str] = []
+    Follower([job], client, poll_max=0.01, timeouts={}, status=lines.append).run()
+    assert lines[:3] == ["w: job 81 PENDING", "w: job 81 RUNNING", "w: job 81 COMPLETED"]
+    # PENDING is what the record held from its submission: only the changes are saved
+    assert saved[:2] == ["RUNNING (not durable)", "COMPLETED (not durable)"]
+
+
+def test_a_log_unchanged_since_it_was_read_whole_is_not_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scriptast.executor import log_tail
+
+    log = tmp_path / "job.out"
+    log.write_bytes(b"one\n")
+    seen: list[bytes] = []
+    tail = log_tail.LogTail(str(log), LogScanner(str(log), (), ()), seen.append)
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(log_tail.os, "open", lambda *a: opened.append(a[0]) or real_open(*a))
+    assert tail.read() == 4
+    assert [tail.read() for _ in range(5)] == [0] * 5
+    assert opened == [str(log)]  # the five reads of an unchanged log: one lstat each
+    with log.open("ab") as stream:
+        stream.write(b"two\n")
+    assert tail.read() == 4 and seen == [b"one\n", b"two\n"]
+    log.unlink()
+    log.symlink_to(tmp_path / "elsewhere")  # a link planted where the log was: refused
+    (tmp_path / "elsewhere").write_bytes(b"one\ntwo\nthree\n")
+    assert tail.read() == 0 and tail.refused is not None
+
+
 def test_without_sacct_or_scontrol_the_exit_line_decides(tmp_path: Path) -> None:
     client = SlurmClient(FakeTransport({}))
     job = _followed(_job(tmp_path, "w"), "77", client)

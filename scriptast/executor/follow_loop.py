@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from scriptast.contract.run_record import RunRecord
 from scriptast.executor.followed_job import Followed
@@ -34,6 +34,25 @@ def poll_delays(most: float) -> Iterator[float]:
     while True:
         yield min(delay, most)
         delay *= 2
+
+
+class Waiting(Protocol):
+    """What the choice of an early poll reads of a job followed."""
+
+    @property
+    def ending(self) -> bool: ...
+
+    @property
+    def due(self) -> float | None: ...
+
+
+def poll_soon(waiting: Sequence[Waiting], now: float, since_last: float) -> bool:
+    """Whether to poll before the next poll due: every job left says it is ending (their
+    verdicts are then a poll away; one job ending among others waits for the poll due), or a
+    job is past its time limit (Slurm ends it within its enforcement interval)."""
+    ending = bool(waiting) and all(job.ending for job in waiting)
+    overdue = any(job.due is not None and now >= job.due for job in waiting)
+    return (ending and since_last >= FIRST_POLL) or (overdue and since_last >= OVERDUE_POLL)
 
 
 class Follower:
@@ -135,14 +154,7 @@ class Follower:
                 job.stream()
                 job.check()
                 self._act(job, now)
-            # a poll at once when every job left says it is ending (the verdicts are then a
-            # poll away); one job ending among others waits for the next poll due
-            ending = all(j.ending for j in waiting)
-            overdue = any(j.due is not None and now >= j.due for j in waiting)
-            soon = (ending and now - last_poll >= FIRST_POLL) or (
-                overdue and now - last_poll >= OVERDUE_POLL
-            )
-            if asked is None and (now >= next_poll or soon):
+            if asked is None and (now >= next_poll or poll_soon(waiting, now, now - last_poll)):
                 asked = self._ask(waiting)
                 last_poll = now
                 next_poll = now + next(delays)
