@@ -418,7 +418,12 @@ def test_a_log_unchanged_since_it_was_read_whole_is_not_opened_again(
     tail = log_tail.LogTail(str(log), LogScanner(str(log), (), ()), seen.append)
     opened: list[str] = []
     real_open = os.open
-    monkeypatch.setattr(log_tail.os, "open", lambda *a: opened.append(a[0]) or real_open(*a))
+
+    def counted_open(path: str, flags: int) -> int:
+        opened.append(path)
+        return real_open(path, flags)
+
+    monkeypatch.setattr(os, "open", counted_open)
     assert tail.read() == 4
     assert [tail.read() for _ in range(5)] == [0] * 5
     assert opened == [str(log)]  # the five reads of an unchanged log: one lstat each
