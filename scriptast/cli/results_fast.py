@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scriptast.cli.option_words import option_value
 from scriptast.cli.results_actions import OPTIONS
 
 Action = Callable[[dict[str, Any]], int]
@@ -34,11 +35,10 @@ def parse_results(arguments: list[str]) -> tuple[Action, dict[str, Any]] | None:
                 return None
             values[dest] = True
             continue
-        if not equals:
-            following = next(words, None)
-            if following is None or following.startswith("-"):
-                return None
-            value = following
+        given = option_value(equals, value, words)
+        if given is None:
+            return None
+        value = given
         if kind is int:
             if not value.isdigit() or int(value) < 1:
                 return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scriptast.cli.option_words import option_value
 from scriptast.cli.run_action import baseline, duration, tolerance
 
 RUN_OPTIONS: dict[str, tuple[str, Any]] = {
@@ -61,29 +62,24 @@ def parse_run(arguments: list[str]) -> dict[str, Any] | None:
                 return None
             values[dest] = True if kind is bool else kind
             continue
-        if not equals:
-            following = next(words, None)
-            if following is None or following.startswith("-"):
-                return None
-            value = following
-        read = _read(kind, value)
+        given = option_value(equals, value, words)
+        read = None if given is None else _read(kind, given)
         if read is None:
             return None
         if kind is list:
-            values.setdefault(dest, []).extend(read)
+            values.setdefault(dest, []).append(read)
         else:
-            values[dest] = value if callable(kind) and kind not in (str, float) else read
+            values[dest] = read
     if not work_dirs:
         return None
     return {**values, "work_dirs": work_dirs}
 
 
 def _read(kind: Any, value: str) -> Any:
-    """The value as `kind` reads it, or None when it does not (typer then says why)."""
-    if kind is str:
+    """The value as typer hands it on once `kind` reads it (a duration, the baseline and the
+    tolerance stay text: run_values reads them), or None when it does not (typer says why)."""
+    if kind in (str, list):
         return value
-    if kind is list:
-        return [value]
     if isinstance(kind, range):
         return int(value) if value.isdigit() and int(value) in kind else None
     if kind is float:
@@ -93,7 +89,7 @@ def _read(kind: Any, value: str) -> Any:
             return None
         return number if number == number and abs(number) != float("inf") else None
     try:
-        kind(value)  # a duration, the baseline or the tolerance: read again by run_values
+        kind(value)
     except ValueError:
         return None
     return value
