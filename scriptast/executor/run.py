@@ -119,9 +119,9 @@ def load_jobs(
     references file its figures are held against (`reference`, else the one emit recorded),
     read and checked now: a bad one is an error before anything is submitted; and with the
     history its other figures are held against (`--baseline history`, else the request's)."""
-    jobs: dict[str, LoadedJob] = {}
     from scriptast.results.reference_file import References, read_references
 
+    jobs: dict[str, LoadedJob] = {}
     read: dict[str, References] = {}
     for work_dir in work_dirs:
         job = load_job(work_dir, force)

@@ -322,7 +322,7 @@ def tell_tasks(told: list[tuple[str, ArrayTask | ProcessSweep]]) -> None:
         tell_task(work_dir, task)
 
 
-def tell_task(work_dir: str, array: ArrayTask | ProcessSweep) -> None:
+def tell_task(work_dir: str, task: ArrayTask | ProcessSweep) -> None:
     """The task's job_spec.json with its `array` or `processes` (the last of emit's own fields
     it has, before the fields emit keeps for another writer), replaced whole."""
     from scriptast.workdir.files import regular_bytes
@@ -331,9 +331,9 @@ def tell_task(work_dir: str, array: ArrayTask | ProcessSweep) -> None:
     path = posixpath.join(work_dir, JOB_SPEC)
     fields = json.loads(regular_bytes(path))
     owned = set(JobSpec.__struct_fields__)
-    told = "array" if isinstance(array, ArrayTask) else "processes"
+    told = "array" if isinstance(task, ArrayTask) else "processes"
     updated = {k: v for k, v in fields.items() if k in owned and k != told}
-    updated[told] = msgspec.to_builtins(array)
+    updated[told] = msgspec.to_builtins(task)
     updated.update({k: v for k, v in fields.items() if k not in owned})
     text = msgspec.json.format(msgspec.json.encode(updated), indent=2).decode() + "\n"
     replace_one(work_dir, OutputFile(path, text))
