@@ -5,7 +5,8 @@ sweep (`scriptast emit --requests`); the table says which ones do.
 
     python bench/machinery.py [--runs 9] [--sweep 1000] [--sweep-runs 3]
 
-Without a piece means: the typer command line instead of `cli/fast_parse.py`; bashlex building
+Without a piece means: the typer command line instead of `cli/fast_parse.py` (an emit) or
+`cli/run_fast.py` (`run --dry-run` of a work dir emit wrote: run's start-up); bashlex building
 its LALR tables instead of the shipped ones
 (SCRIPTAST_BASHLEX_CACHE=0); every emitted text parsed whole instead of once per shape
 (`readers.roundtrip.verify.FAST_PATH = False`); no memory of emitted nodes
@@ -64,6 +65,16 @@ def _paired(with_it: list[list[str]], without: list[list[str]], env: dict[str, s
     return statistics.median(a_times), statistics.median(b_times), statistics.median(saved)
 
 
+def _written(request: Path, env: dict[str, str]) -> str:
+    """The work dir `scriptast emit --request REQUEST` wrote."""
+    import json
+
+    subprocess.run([str(Path(sys.executable).parent / "scriptast"), "emit", "--request",
+                    str(request)], cwd=ROOT, capture_output=True, check=True, env=env)  # fmt: skip
+    work_dir: str = json.loads(request.read_text())["work_dir"]
+    return work_dir
+
+
 def _sweep_files(folder: Path, count: int, runs: int) -> list[Path]:
     """One sweep file a run (2 a pair, and a warm-up pair), each of distinct requests."""
     import json
@@ -98,6 +109,11 @@ def measure(args: argparse.Namespace, scratch: Path) -> list[tuple[str, str, str
     row("fast emit parser (cli/fast_parse.py)", "warm emit", _paired(
         [scriptast + argv for argv in emits[0::2]],
         [_through("", "scriptast.cli.app") + argv for argv in emits[1::2]], env))  # fmt: skip
+    works = [_written(path, env) for path in requests]
+    dry_runs = [["run", "--dry-run", work] for work in works]
+    row("fast run parser (cli/run_fast.py)", "run --dry-run", _paired(
+        [scriptast + argv for argv in dry_runs[0::2]],
+        [_through("", "scriptast.cli.app") + argv for argv in dry_runs[1::2]], env))  # fmt: skip
     row("bashlex tables shipped (bashlex_loader)", "warm emit", _paired(
         [scriptast + argv for argv in emits[0::2]], [scriptast + argv for argv in emits[1::2]],
         env, {**env, "SCRIPTAST_BASHLEX_CACHE": "0"}))  # fmt: skip
