@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scriptast.cli.option_words import option_value
+from scriptast.cli.plain_options import option_value
 from scriptast.cli.results_actions import OPTIONS
 
 Action = Callable[[dict[str, Any]], int]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptast.cli.option_words import option_value
+from scriptast.cli.plain_options import option_value
 from scriptast.cli.run_action import baseline, duration, tolerance
 
 RUN_OPTIONS: dict[str, tuple[str, Any]] = {
