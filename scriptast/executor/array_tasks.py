@@ -9,6 +9,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from scriptast.common.index_ranges import index_ranges
 from scriptast.contract.work_dir_names import ARRAYS_MANIFEST
 from scriptast.errors import RunError
 from scriptast.executor.job_files import LoadedJob, read_regular
@@ -96,6 +97,4 @@ def _holds(ranges: Sequence[tuple[int, int]], index: int) -> bool:
 
 
 def _listed(indices: Sequence[int]) -> str:
-    from scriptast.schedulers.slurm.array_script import index_ranges
-
     return index_ranges(indices) if indices else "none"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
+from scriptast.common.index_ranges import index_ranges
 from scriptast.contract.axes import DOCKER, LOCAL
 from scriptast.contract.job_spec import ArrayTask, JobSpec, ProcessSweep
 from scriptast.contract.work_dir_names import ARRAYS_MANIFEST, JOB_SPEC
@@ -26,7 +27,6 @@ from scriptast.schedulers.slurm.array_script import (
     ArrayShape,
     array_logs,
     array_script,
-    index_ranges,
 )
 
 DEFAULT_MAX_ARRAY_SIZE = 1001

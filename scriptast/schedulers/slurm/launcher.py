@@ -9,6 +9,7 @@ import posixpath
 import time
 from collections.abc import Sequence
 
+from scriptast.common.index_ranges import index_ranges
 from scriptast.contract.axes import LOCAL, SLURM
 from scriptast.contract.run_record import JobState, Launch, RunRecord
 from scriptast.errors import RunError
@@ -17,7 +18,7 @@ from scriptast.schedulers.launching import Ending, JobFiles, LaunchChoice, Place
 from scriptast.schedulers.queue_client import Final, QueueRow, SchedulerClient
 from scriptast.schedulers.registry import scheduler
 from scriptast.schedulers.slurm import allocation
-from scriptast.schedulers.slurm.array_script import index_ranges, task_branch
+from scriptast.schedulers.slurm.array_script import task_branch
 from scriptast.schedulers.slurm.backend import submit_command
 from scriptast.schedulers.tracking import ProcessTracker, QueueTracker
 
