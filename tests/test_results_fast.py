@@ -76,6 +76,8 @@ LINES = [
     ["show", "8", "--json"],
     ["show", "99"],
     ["show", "x"],
+    ["show", "\u00b2"],
+    ["list", "--limit", "\u00b2"],
     ["show", "1", "2"],
     ["show"],
     ["show", "--json=1", "1"],
@@ -117,7 +119,7 @@ def test_console_script_and_typer_give_the_same_answer(stored: str, line: list[s
         (["compare", "--group-by", "tp", "--group-by", "model"], True),
         (["list", "--help"], False), (["list", "--gpus", "0"], False),
         (["list", "--model", "--since"], False), (["show", "x"], False),
-        (["export"], False), (["list", "--json"], False), ([], False),
+        (["show", "\u00b2"], False), (["list", "--limit", "\u00b2"], False), (["export"], False), (["list", "--json"], False), ([], False),
     ],
 )  # fmt: skip
 def test_what_is_certain_takes_the_fast_path_and_the_rest_is_typers(

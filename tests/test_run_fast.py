@@ -122,6 +122,7 @@ def test_everyday_command_lines_take_the_fast_path(arguments: list[str]) -> None
         ["w1", "--json=yes"],
         ["w1", "--reference"],
         ["w1", "--poll-max", "fast"],
+        ["w1", "--retries", "\u00b2"],  # a digit to str.isdigit, not to int()
     ],
 )
 def test_anything_else_is_left_to_typer(arguments: list[str]) -> None:

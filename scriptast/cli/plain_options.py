@@ -16,3 +16,9 @@ def option_value(equals: str, value: str, words: Iterator[str]) -> str | None:
     if following is None or following.startswith("-"):
         return None
     return following
+
+
+def is_count(text: str) -> bool:
+    """ASCII digits only: what int() reads as click does (`²` and other Unicode digits pass
+    str.isdigit but not int(), and are left to typer)."""
+    return text.isascii() and text.isdigit()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from scriptast.cli.plain_options import option_value
+from scriptast.cli.plain_options import is_count, option_value
 from scriptast.cli.results_actions import OPTIONS
 
 Action = Callable[[dict[str, Any]], int]
@@ -40,7 +40,7 @@ def parse_results(arguments: list[str]) -> tuple[Action, dict[str, Any]] | None:
             return None
         value = given
         if kind is int:
-            if not value.isdigit() or int(value) < 1:
+            if not is_count(value) or int(value) < 1:
                 return None
             values[dest] = int(value)
         elif kind is list:
@@ -55,7 +55,7 @@ def _with_positional(command: str, values: dict[str, Any], positional: list[str]
     from scriptast.cli import results_actions as actions
 
     if command == "show":
-        if len(positional) != 1 or not positional[0].isdigit():
+        if len(positional) != 1 or not is_count(positional[0]):
             return None
         return actions.show_action, {**values, "run_id": int(positional[0])}
     if command == "compare":

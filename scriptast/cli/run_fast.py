@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptast.cli.plain_options import option_value
+from scriptast.cli.plain_options import is_count, option_value
 from scriptast.cli.run_action import baseline, duration, tolerance
 
 RUN_OPTIONS: dict[str, tuple[str, Any]] = {
@@ -81,7 +81,7 @@ def _read(kind: Any, value: str) -> Any:
     if kind in (str, list):
         return value
     if isinstance(kind, range):
-        return int(value) if value.isdigit() and int(value) in kind else None
+        return int(value) if is_count(value) and int(value) in kind else None
     if kind is float:
         try:
             number = float(value)
