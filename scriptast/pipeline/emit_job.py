@@ -58,7 +58,7 @@ def generate(
     jobs of a sweep run side by side, and docker names one container once)."""
     job = resolve(request, machine=machine, home=home)
     if container_suffix is not None and job.placement.scheduler == DOCKER:
-        named = check_component(f"{job.job_name}_{container_suffix}", "container name")
+        named = check_component(f"{job.job_name}_{container_suffix}", "container name", reserve=16)
         job = msgspec.structs.replace(job, job_name=named)
     chosen = category(job.category)
     if write_nothing and chosen.submit is not None:
